@@ -1,0 +1,38 @@
+// One jest project per workspace; the real MongoDB-protocol and S3 servers are started once for
+// the whole run by the test kit's global setup (or taken from MONGO_URL / S3_ENDPOINT).
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+const WORKSPACES = [
+  'libs/config',
+  'libs/auth',
+  'libs/koa',
+  'libs/storage',
+  'services/identity',
+  'services/posts',
+  'services/notes',
+  'services/files',
+  'gateway',
+];
+
+const swc = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } },
+];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  globalSetup: './libs/testkit/dist/src/global-setup.js',
+  globalTeardown: './libs/testkit/dist/src/global-teardown.js',
+  maxWorkers: 2,
+  // A workspace without tests yet is skipped rather than breaking the run.
+  projects: WORKSPACES.filter((dir) => existsSync(join(__dirname, dir, 'test'))).map((dir) => ({
+    displayName: dir,
+    rootDir: join(__dirname, dir),
+    roots: ['<rootDir>/test'],
+    testMatch: ['**/*.test.ts'],
+    testEnvironment: 'node',
+    transform: { '^.+\\.ts$': swc },
+    testTimeout: 30_000,
+  })),
+};

@@ -1,0 +1,158 @@
+/**
+ * Typed, frozen configuration read from the environment (and a `.env` file when present).
+ * A service declares a spec of readers; `loadConfig` runs them all and fails once, naming every
+ * key that is missing or wrong, so a misconfigured process never starts half-working.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export type Env = Record<string, string | undefined>;
+export type Reader<T> = (raw: string | undefined) => T;
+export type Spec = Record<string, Reader<unknown>>;
+export type ConfigOf<S extends Spec> = { readonly [K in keyof S]: ReturnType<S[K]> };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Thrown by a reader; loadConfig prefixes the key's name. */
+class Problem extends Error {}
+
+function present(raw: string | undefined): raw is string {
+  return raw !== undefined && raw.trim() !== '';
+}
+
+function required<T>(raw: string | undefined, fallback: T | undefined, parse: (raw: string) => T): T {
+  if (present(raw)) return parse(raw.trim());
+  if (fallback !== undefined) return fallback;
+  throw new Problem('is required');
+}
+
+const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Milliseconds of a duration string such as `15m`, `1h`, `7d` or `3600` (seconds). */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match) throw new Problem(`must be a duration such as 15m, 1h or 7d (got "${text}")`);
+  const amount = Number(match[1]);
+  const unit = (match[2] ?? 's') as keyof typeof UNIT_MS;
+  const ms = amount * UNIT_MS[unit];
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw new Problem('must be a positive duration');
+  return ms;
+}
+
+export const env = {
+  string:
+    (fallback?: string): Reader<string> =>
+    (raw) =>
+      required(raw, fallback, (s) => s),
+
+  /** A secret: required, never defaulted, at least `minLength` characters. */
+  secret:
+    (minLength: number): Reader<string> =>
+    (raw) => {
+      if (!present(raw)) throw new Problem('is required');
+      if (raw.length < minLength) throw new Problem(`must be at least ${minLength} characters`);
+      return raw;
+    },
+
+  int:
+    (fallback: number | undefined, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): Reader<number> =>
+    (raw) =>
+      required(raw, fallback, (s) => {
+        const n = Number(s);
+        if (!/^-?\d+$/.test(s) || !Number.isSafeInteger(n) || n < min || n > max) {
+          throw new Problem(`must be an integer from ${min} to ${max} (got "${s}")`);
+        }
+        return n;
+      }),
+
+  port: (fallback?: number): Reader<number> => env.int(fallback, { min: 0, max: 65_535 }),
+
+  url:
+    (fallback?: string): Reader<string> =>
+    (raw) =>
+      required(raw, fallback, (s) => {
+        if (!URL.canParse(s)) throw new Problem(`must be a URL (got "${s}")`);
+        return s.replace(/\/+$/, '');
+      }),
+
+  /** A duration kept as written (jsonwebtoken understands the same forms); validated here. */
+  duration:
+    (fallback?: string): Reader<string> =>
+    (raw) =>
+      required(raw, fallback, (s) => {
+        parseDuration(s);
+        return s;
+      }),
+
+  /** A duration read as milliseconds. */
+  durationMs:
+    (fallback?: string): Reader<number> =>
+    (raw) =>
+      parseDuration(required(raw, fallback, (s) => s)),
+
+  list:
+    (fallback?: string[]): Reader<readonly string[]> =>
+    (raw) =>
+      Object.freeze(
+        required(raw, fallback, (s) =>
+          s
+            .split(',')
+            .map((item) => item.trim())
+            .filter(Boolean),
+        ),
+      ),
+
+  bool:
+    (fallback?: boolean): Reader<boolean> =>
+    (raw) =>
+      required(raw, fallback, (s) => {
+        if (/^(1|true|yes|on)$/i.test(s)) return true;
+        if (/^(0|false|no|off)$/i.test(s)) return false;
+        throw new Problem(`must be true or false (got "${s}")`);
+      }),
+
+  oneOf:
+    <T extends string>(values: readonly T[], fallback?: T): Reader<T> =>
+    (raw) =>
+      required(raw, fallback, (s) => {
+        if (!(values as readonly string[]).includes(s)) throw new Problem(`must be one of ${values.join(', ')}`);
+        return s as T;
+      }),
+};
+
+/** Keys every service that verifies tokens shares. */
+export const jwtSpec = {
+  JWT_SECRET: env.secret(32),
+  JWT_EXPIRES_IN: env.duration('1h'),
+};
+
+/**
+ * Loads `.env` from the working directory into process.env when present. Variables already set
+ * win, so the real environment always overrides the file.
+ */
+export function loadDotEnv(path = resolve(process.cwd(), '.env')): boolean {
+  if (!existsSync(path)) return false;
+  process.loadEnvFile(path);
+  return true;
+}
+
+export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [key, read] of Object.entries(spec)) {
+    try {
+      out[key] = read(source[key]);
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+      problems.push(`${key} ${err.message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(out) as ConfigOf<S>;
+}

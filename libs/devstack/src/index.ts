@@ -1,0 +1,3 @@
+export * from './process';
+export * from './servers';
+export * from './system';

@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { dirname, resolve } from 'node:path';
+
+/** The repository's root: libs/devstack/dist/src → four levels up. */
+export const REPO_ROOT = resolve(__dirname, '../../../..');
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  pid: number;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (or signal name). */
+  stop(graceMs?: number): Promise<number | string | null>;
+  exited: Promise<number | string | null>;
+}
+
+export interface SpawnOptions {
+  name: string;
+  command: string;
+  args: string[];
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Output goes to this file; with `echo`, also to our stdout, prefixed by the name. */
+  logFile: string;
+  echo?: boolean;
+}
+
+export function spawnChild({ name, command, args, env, cwd, logFile, echo = false }: SpawnOptions): Child {
+  mkdirSync(dirname(logFile), { recursive: true });
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(command, args, {
+    cwd: cwd ?? REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      if (echo) {
+        for (const line of chunk.toString().split('\n')) if (line) process.stdout.write(`[${name}] ${line}\n`);
+      }
+    });
+  }
+  const exited = new Promise<number | string | null>((resolveExit) => {
+    child.once('exit', (code, signal) => {
+      log.end();
+      resolveExit(code ?? signal);
+    });
+  });
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  return {
+    name,
+    process: child,
+    pid: child.pid,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
+
+/** A port that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolveOk) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolveOk(ok);
+    };
+    socket.setTimeout(500);
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, host);
+  });
+}
+
+/** Polls `probe` until it is true, or fails naming `what` (and the child's log, if it died). */
+export async function waitFor(
+  what: string,
+  probe: () => Promise<boolean>,
+  { timeoutMs = 30_000, child }: { timeoutMs?: number; child?: Child } = {},
+) {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void child?.exited.then(() => {
+    exited = true;
+  });
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${what}: the process exited before it was ready`);
+    if (await probe().catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  await res.arrayBuffer();
+  return res.ok;
+}

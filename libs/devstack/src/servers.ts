@@ -1,0 +1,148 @@
+/**
+ * The real MongoDB-protocol and S3 servers for local runs and tests. An external server named by
+ * the environment (MONGO_URL, S3_ENDPOINT) always wins; else `mongod` when on PATH, else the
+ * pinned FerretDB; and versitygw, both built by scripts/install-tools.sh into .tools/bin.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ObjectStorage } from '@cs/storage';
+import { type Child, canConnect, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
+
+export const TOOLS_BIN = join(REPO_ROOT, '.tools', 'bin');
+
+export interface RunningServer {
+  kind: string;
+  url: string;
+  /** Undefined when the server is external (not ours to stop). */
+  child?: Child;
+  port?: number;
+  stop(): Promise<void>;
+}
+
+function onPath(command: string): string | undefined {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds FerretDB and versitygw when missing (first run only). */
+export function ensureTools(): void {
+  if (existsSync(join(TOOLS_BIN, 'ferretdb')) && existsSync(join(TOOLS_BIN, 'versitygw'))) return;
+  execFileSync('bash', [join(REPO_ROOT, 'scripts', 'install-tools.sh')], { stdio: 'inherit' });
+}
+
+export interface MongoStartOptions {
+  dataDir: string;
+  port?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startMongo({ dataDir, port, env = process.env }: MongoStartOptions): Promise<RunningServer> {
+  if (env.MONGO_URL) return { kind: `external (${redact(env.MONGO_URL)})`, url: env.MONGO_URL, stop: async () => {} };
+  const listenPort = port ?? (await freePort());
+  const dir = join(dataDir, 'mongo');
+  mkdirSync(dir, { recursive: true });
+  const mongod = onPath('mongod');
+  const child = mongod
+    ? spawnChild({
+        name: 'mongod',
+        command: mongod,
+        args: ['--dbpath', dir, '--port', String(listenPort), '--bind_ip', '127.0.0.1', '--quiet'],
+        logFile: join(dataDir, 'logs', 'mongod.log'),
+      })
+    : spawnChild({
+        name: 'ferretdb',
+        command: join(TOOLS_BIN, 'ferretdb'),
+        args: ['--listen-addr', `127.0.0.1:${listenPort}`, '--sqlite-dir', dir],
+        logFile: join(dataDir, 'logs', 'ferretdb.log'),
+      });
+  await waitFor(child.name, () => canConnect(listenPort), { child });
+  return {
+    kind: mongod ? 'mongod' : 'FerretDB v1.24.2 (SQLite)',
+    url: `mongodb://127.0.0.1:${listenPort}`,
+    child,
+    port: listenPort,
+    stop: async () => void (await child.stop()),
+  };
+}
+
+export interface StorageStartOptions {
+  dataDir: string;
+  port?: number;
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startStorage(options: StorageStartOptions): Promise<RunningServer> {
+  const { dataDir, port, accessKeyId, secretAccessKey, region, env = process.env } = options;
+  if (env.S3_ENDPOINT) return { kind: `external (${env.S3_ENDPOINT})`, url: env.S3_ENDPOINT, stop: async () => {} };
+  const listenPort = port ?? (await freePort());
+  const objects = join(dataDir, 's3', 'objects');
+  const meta = join(dataDir, 's3', 'meta');
+  mkdirSync(objects, { recursive: true });
+  mkdirSync(meta, { recursive: true });
+  const child = spawnChild({
+    name: 'versitygw',
+    command: join(TOOLS_BIN, 'versitygw'),
+    args: [
+      '--port',
+      `127.0.0.1:${listenPort}`,
+      '--region',
+      region,
+      '--quiet',
+      '--health',
+      '/healthz',
+      'posix',
+      '--sidecar',
+      meta,
+      objects,
+    ],
+    env: { ROOT_ACCESS_KEY_ID: accessKeyId, ROOT_SECRET_ACCESS_KEY: secretAccessKey },
+    logFile: join(dataDir, 'logs', 'versitygw.log'),
+  });
+  const url = `http://127.0.0.1:${listenPort}`;
+  await waitFor('versitygw', () => httpOk(`${url}/healthz`), { child });
+  return {
+    kind: 'versitygw v1.8.0 (POSIX)',
+    url,
+    child,
+    port: listenPort,
+    stop: async () => void (await child.stop()),
+  };
+}
+
+export async function prepareBucket(settings: {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  corsOrigins: readonly string[];
+}): Promise<void> {
+  const storage = new ObjectStorage(settings);
+  try {
+    await storage.ensureBucket(settings.corsOrigins);
+  } finally {
+    storage.destroy();
+  }
+}
+
+/** `mongodb://host:port/?x` + `posts` → `mongodb://host:port/posts?x`, for any host list. */
+export function withDatabase(url: string, database: string): string {
+  const scheme = url.indexOf('://');
+  const queryAt = url.indexOf('?', scheme + 3);
+  const query = queryAt === -1 ? '' : url.slice(queryAt);
+  const beforeQuery = queryAt === -1 ? url : url.slice(0, queryAt);
+  const slash = beforeQuery.indexOf('/', scheme + 3);
+  const hosts = slash === -1 ? beforeQuery : beforeQuery.slice(0, slash);
+  return `${hosts}/${database}${query}`;
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}

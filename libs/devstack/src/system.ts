@@ -1,0 +1,127 @@
+/**
+ * The whole system as real processes: the four services and the gateway, each started from its
+ * built `dist/src/server.js` with the environment it would get in production.
+ */
+import { join } from 'node:path';
+import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
+import { withDatabase } from './servers';
+
+export const SERVICES = ['identity', 'posts', 'notes', 'files'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+export type ProcessName = ServiceName | 'gateway';
+
+export interface StorageEnv {
+  endpoint: string;
+  publicEndpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+export interface SystemOptions {
+  dataDir: string;
+  mongoUrl: string;
+  storage: StorageEnv;
+  jwtSecret: string;
+  jwtExpiresIn?: string;
+  gatewayPort?: number;
+  frontendOrigin?: string;
+  /** Prefix of every database name, so several systems can share one server. */
+  dbPrefix?: string;
+  /** Extra environment for every process, then for one. */
+  env?: Record<string, string>;
+  processEnv?: Partial<Record<ProcessName, Record<string, string>>>;
+  echo?: boolean;
+}
+
+export interface SystemProcess {
+  name: ProcessName;
+  port: number;
+  url: string;
+  child: Child;
+}
+
+export interface RunningSystem {
+  gatewayUrl: string;
+  processes: Record<ProcessName, SystemProcess>;
+  /** Starts a process again on its port (after a stop or a kill), and waits until it is healthy. */
+  start(name: ProcessName): Promise<SystemProcess>;
+  stop(): Promise<void>;
+}
+
+const ENTRY: Record<ProcessName, string> = {
+  identity: 'services/identity/dist/src/server.js',
+  posts: 'services/posts/dist/src/server.js',
+  notes: 'services/notes/dist/src/server.js',
+  files: 'services/files/dist/src/server.js',
+  gateway: 'gateway/dist/src/server.js',
+};
+
+export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
+  const { dataDir, mongoUrl, storage, jwtSecret, dbPrefix = '', echo = false } = options;
+  const ports = {} as Record<ProcessName, number>;
+  for (const name of SERVICES) ports[name] = await freePort();
+  ports.gateway = options.gatewayPort ?? (await freePort());
+  const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
+  const gatewayUrl = url('gateway');
+  const frontendOrigin = options.frontendOrigin ?? `http://localhost:${ports.gateway}`;
+
+  const common = {
+    NODE_ENV: 'production',
+    JWT_SECRET: jwtSecret,
+    JWT_EXPIRES_IN: options.jwtExpiresIn ?? '1h',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    FRONTEND_ORIGIN: frontendOrigin,
+    ...options.env,
+  };
+  const envOf: Record<ProcessName, Record<string, string>> = {
+    identity: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}identity`) },
+    posts: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`) },
+    notes: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`), FILES_URL: url('files') },
+    files: {
+      MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}files`),
+      S3_ENDPOINT: storage.endpoint,
+      S3_PUBLIC_ENDPOINT: storage.publicEndpoint ?? storage.endpoint,
+      S3_ACCESS_KEY_ID: storage.accessKeyId,
+      S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
+      STORAGE_BUCKET: storage.bucket,
+      STORAGE_REGION: storage.region,
+    },
+    gateway: {
+      IDENTITY_URL: url('identity'),
+      POSTS_URL: url('posts'),
+      NOTES_URL: url('notes'),
+      FILES_URL: url('files'),
+    },
+  };
+
+  const processes = {} as Record<ProcessName, SystemProcess>;
+  const start = async (name: ProcessName): Promise<SystemProcess> => {
+    const child = spawnChild({
+      name,
+      command: process.execPath,
+      args: [join(REPO_ROOT, ENTRY[name])],
+      env: { ...common, ...envOf[name], PORT: String(ports[name]), ...options.processEnv?.[name] },
+      logFile: join(dataDir, 'logs', `${name}.log`),
+      echo,
+    });
+    processes[name] = { name, port: ports[name], url: url(name), child };
+    await waitFor(name, () => httpOk(`${url(name)}/healthz`), { child });
+    return processes[name];
+  };
+
+  const stop = async () => {
+    await Promise.all(Object.values(processes).map((p) => p.child.stop()));
+  };
+
+  try {
+    await Promise.all(SERVICES.map(start));
+    await start('gateway');
+    await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), { timeoutMs: 30_000 });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { gatewayUrl, processes, start, stop };
+}

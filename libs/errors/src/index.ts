@@ -1,0 +1,76 @@
+/**
+ * The one error type of the system. Throw it for every expected failure: the error middleware
+ * writes `{error: message}` with its status, or `{errors}` when `details` is given (the
+ * validation step). Anything that is not an HttpError is unexpected and becomes a generic 500.
+ *
+ * `expose` follows koa: only 4xx messages are exposed by default; a 5xx message is shown only
+ * when it was written for the client on purpose (the operation-specific messages of the contract).
+ */
+export interface ValidationEntry {
+  field: string;
+  message: string;
+}
+
+export interface HttpErrorOptions {
+  cause?: unknown;
+  expose?: boolean;
+  details?: ValidationEntry[];
+  headers?: Record<string, string>;
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly expose: boolean;
+  readonly details: ValidationEntry[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(status: number, message: string, options: HttpErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HttpError';
+    this.status = status;
+    this.expose = options.expose ?? status < 500;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export function isHttpError(err: unknown): err is HttpError {
+  return err instanceof HttpError;
+}
+
+/** Messages shared by more than one service, so that every hop says the same thing. */
+export const messages = {
+  noToken: 'No token provided',
+  invalidToken: 'Invalid or expired token',
+  invalidId: 'Invalid ID format',
+  notFound: 'Not found',
+  malformedJson: 'Malformed JSON body',
+  bodyTooLarge: 'Request body too large',
+  unsupportedMediaType: 'Content-Type must be application/json',
+  unavailable: 'Service temporarily unavailable',
+  internal: 'Internal server error',
+} as const;
+
+const UNAVAILABLE_NAMES = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+]);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+
+/**
+ * True when a dependency (database, storage, another service) could not be reached: the request
+ * is not wrong and nothing is broken in us, so the answer is 503, not 500. Follows `cause`.
+ */
+export function isUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
+    const { name, code } = e as { name?: unknown; code?: unknown };
+    if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

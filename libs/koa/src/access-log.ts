@@ -1,0 +1,23 @@
+import type { Logger } from '@cs/log';
+import type { AppMiddleware } from './context';
+
+/** One line a request: never the body, the query string or any header. */
+export function accessLog({ logger }: { logger: Logger }): AppMiddleware {
+  return async function accessLog(ctx, next) {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      if (logger.isLevelEnabled('info')) {
+        logger.info({
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          userId: ctx.state.userId,
+        });
+      }
+    }
+  };
+}

@@ -1,0 +1,11 @@
+export { accessLog } from './access-log';
+export { optionalAuth, requireAuth } from './auth';
+export type { AppContext, AppMiddleware, AppState } from './context';
+export { errorHandler, failureMessage, toHttpError } from './error-handler';
+export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
+export { idGuard, isObjectId, OBJECT_ID } from './id-guard';
+export { bodyOf, DEFAULT_BODY_LIMIT, jsonBody } from './json-body';
+export { REQUEST_ID, requestId } from './request-id';
+export { type HttpApp, type RunningServer, type RunServerOptions, runServer } from './run-server';
+export { createServiceApp, type ServiceAppOptions } from './service-app';
+export { type Check, compileCheck, type Messages, validateBody } from './validate';

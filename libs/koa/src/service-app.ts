@@ -1,0 +1,39 @@
+import { HttpError, messages } from '@cs/errors';
+import type { Logger } from '@cs/log';
+import type Router from '@koa/router';
+import Koa from 'koa';
+import { accessLog } from './access-log';
+import type { AppState } from './context';
+import { errorHandler } from './error-handler';
+import { healthRoutes, type ReadinessCheck, withTimeout } from './health';
+import { jsonBody } from './json-body';
+import { requestId } from './request-id';
+
+export interface ServiceAppOptions {
+  logger: Logger;
+  routers: Router<AppState>[];
+  readiness: Record<string, ReadinessCheck>;
+  bodyLimit?: string;
+}
+
+/**
+ * Every service's stack, in one order: request id → access log → errors → JSON body → health →
+ * routes → JSON 404. A service only brings its routers and its readiness checks.
+ */
+export function createServiceApp({ logger, routers, readiness, bodyLimit }: ServiceAppOptions): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  app.use(requestId());
+  app.use(accessLog({ logger }));
+  app.use(errorHandler({ logger }));
+  app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));
+  const health = healthRoutes(Object.fromEntries(Object.entries(readiness).map(([k, c]) => [k, withTimeout(c)])));
+  for (const router of [health, ...routers]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
+  }
+  app.use(async function notFound() {
+    throw new HttpError(404, messages.notFound);
+  });
+  return app;
+}

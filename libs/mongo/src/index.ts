@@ -1,0 +1,52 @@
+/**
+ * One mongoose connection per service (never the global default), so a process or a test can
+ * hold several databases. Commands are not buffered: when the server is away an operation fails
+ * within the selection timeout (a 503), instead of queueing until the client gives up.
+ */
+import mongoose, { type Connection } from 'mongoose';
+
+export interface MongoOptions {
+  /** How long an operation waits for a reachable server before failing. */
+  serverSelectionTimeoutMS?: number;
+  /** How long `connectMongo` keeps retrying the first connection. */
+  startupTimeoutMs?: number;
+  onRetry?: (attempt: number, err: unknown) => void;
+}
+
+// Operator objects in filters are refused even if a check upstream missed one.
+mongoose.set('sanitizeFilter', true);
+mongoose.set('strictQuery', true);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Connects with retry (the database may start after us), then returns the open connection. */
+export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
+  const { serverSelectionTimeoutMS = 1500, startupTimeoutMs = 30_000, onRetry } = options;
+  const deadline = Date.now() + startupTimeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const connection = mongoose.createConnection(url, {
+      serverSelectionTimeoutMS,
+      bufferCommands: false,
+      autoIndex: true,
+      maxPoolSize: 20,
+    });
+    try {
+      await connection.asPromise();
+      return connection;
+    } catch (err) {
+      await connection.close().catch(() => undefined);
+      if (Date.now() + 500 > deadline) throw err;
+      onRetry?.(attempt, err);
+      await sleep(Math.min(250 * 2 ** attempt, 2000));
+    }
+  }
+}
+
+/** Readiness: the connection is open and the server answers a ping. */
+export async function isMongoReady(connection: Connection): Promise<boolean> {
+  if (connection.readyState !== mongoose.ConnectionStates.connected || !connection.db) return false;
+  await connection.db.admin().ping();
+  return true;
+}
+
+export type { Connection };

@@ -1,0 +1,62 @@
+/**
+ * How every service boots: read and check config (a bad one stops the boot naming the key),
+ * connect to its database with retry, build the app, listen, and on SIGTERM drain and close.
+ */
+import { ConfigError } from '@cs/config';
+import { type HttpApp, runServer } from '@cs/koa';
+import { createLogger, type Logger } from '@cs/log';
+import { type Connection, connectMongo } from '@cs/mongo';
+
+export interface BaseConfig {
+  readonly PORT: number;
+  readonly MONGO_URL: string;
+  readonly LOG_LEVEL: string;
+}
+
+export interface Built {
+  app: HttpApp;
+  /** Stops what the app started (timers, clients); the database is closed after it. */
+  onClose?: () => Promise<void>;
+}
+
+export interface ServiceDefinition<C extends BaseConfig> {
+  name: string;
+  readConfig(): C;
+  build(deps: { config: C; connection: Connection; logger: Logger }): Promise<Built>;
+}
+
+export async function runService<C extends BaseConfig>({
+  name,
+  readConfig,
+  build,
+}: ServiceDefinition<C>): Promise<void> {
+  let config: C;
+  try {
+    config = readConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ name, level: config.LOG_LEVEL });
+  try {
+    const connection = await connectMongo(config.MONGO_URL, {
+      onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
+    });
+    const { app, onClose } = await build({ config, connection, logger });
+    await runServer({
+      app,
+      port: config.PORT,
+      logger,
+      onClose: async () => {
+        await onClose?.();
+        await connection.close();
+      },
+    });
+  } catch (err) {
+    logger.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * The S3 wrapper: the only code that talks to object storage. Every call maps storage errors to
+ * HttpErrors as DESIGN.md decides (NoSuchKey → 404; credentials or bucket problems → 500 with a
+ * generic message and the cause in the log; storage unreachable → 503).
+ */
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutBucketCorsCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { HttpError, isUnavailable } from '@cs/errors';
+
+export interface StorageSettings {
+  /** Where this process reaches storage. */
+  endpoint: string;
+  /** Where browsers reach storage; signed links use it. Defaults to `endpoint`. */
+  publicEndpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Per-attempt timeout of a storage call, so a stalled server gives a 503, never a hang. */
+  requestTimeoutMs?: number;
+}
+
+export interface ObjectInfo {
+  size: number;
+  contentType: string | undefined;
+}
+
+const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
+const MISCONFIGURED = new Set([
+  'NoSuchBucket',
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'XAdminUserNotFound',
+  'InvalidBucketName',
+]);
+
+export const storageMessages = {
+  notFound: 'File not found',
+  failed: 'Storage operation failed',
+  unavailable: 'Storage temporarily unavailable',
+} as const;
+
+interface SdkError {
+  name?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+/** Maps a storage SDK error to an HttpError carrying the original as its cause. */
+export function mapStorageError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const { name, $metadata } = (err ?? {}) as SdkError;
+  const status = $metadata?.httpStatusCode;
+  if (name && NOT_FOUND.has(name)) return new HttpError(404, storageMessages.notFound, { cause: err });
+  if ((name && MISCONFIGURED.has(name)) || status === 403 || status === 401) {
+    return new HttpError(500, storageMessages.failed, { cause: err, expose: true });
+  }
+  if (
+    status === undefined ||
+    status === 503 ||
+    isUnavailable(err) ||
+    name === 'TimeoutError' ||
+    name === 'RequestTimeout'
+  ) {
+    return new HttpError(503, storageMessages.unavailable, { cause: err, expose: true });
+  }
+  return new HttpError(500, storageMessages.failed, { cause: err, expose: true });
+}
+
+function client(settings: StorageSettings, endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: settings.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+    // Otherwise the presigner signs a checksum of an empty body into upload links.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 1000, requestTimeout: settings.requestTimeoutMs ?? 5000 },
+  });
+}
+
+export class ObjectStorage {
+  readonly bucket: string;
+  private readonly s3: S3Client;
+  private readonly signer: S3Client;
+
+  constructor(settings: StorageSettings) {
+    this.bucket = settings.bucket;
+    this.s3 = client(settings, settings.endpoint);
+    this.signer =
+      settings.publicEndpoint && settings.publicEndpoint !== settings.endpoint
+        ? client(settings, settings.publicEndpoint)
+        : this.s3;
+  }
+
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (err) {
+      throw mapStorageError(err);
+    }
+  }
+
+  putObject(key: string, body: Uint8Array | string, contentType: string): Promise<string> {
+    return this.call(async () => {
+      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+      return key;
+    });
+  }
+
+  /** Reads the whole object; the body stream is always consumed. */
+  getObject(key: string): Promise<Buffer> {
+    return this.call(async () => {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) return Buffer.alloc(0);
+      return Buffer.from(await out.Body.transformToByteArray());
+    });
+  }
+
+  /** Undefined when there is no object at the key. */
+  headObject(key: string): Promise<ObjectInfo | undefined> {
+    return this.call(async () => {
+      try {
+        const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+        return { size: out.ContentLength ?? 0, contentType: out.ContentType };
+      } catch (err) {
+        if (mapStorageError(err).status === 404) return undefined;
+        throw err;
+      }
+    });
+  }
+
+  /** Idempotent: deleting a missing object succeeds. */
+  deleteObject(key: string): Promise<void> {
+    return this.call(async () => {
+      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    });
+  }
+
+  /**
+   * A link for one PUT of exactly this content type (and length, when known). The presigner
+   * leaves content-type unsigned unless told, which would let any type through.
+   */
+  signPut(key: string, { contentType, size, expiresIn }: { contentType: string; size?: number; expiresIn: number }) {
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ContentType: contentType,
+      ContentLength: size,
+    });
+    const signableHeaders = new Set(size === undefined ? ['content-type'] : ['content-type', 'content-length']);
+    return this.call(() => getSignedUrl(this.signer, command, { expiresIn, signableHeaders }));
+  }
+
+  signGet(key: string, { expiresIn }: { expiresIn: number }): Promise<string> {
+    return this.call(() =>
+      getSignedUrl(this.signer, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn }),
+    );
+  }
+
+  /** Readiness: the bucket exists and our credentials reach it. */
+  async bucketReady(): Promise<boolean> {
+    await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    return true;
+  }
+
+  /** Creates the bucket when missing and sets the CORS rule browsers need for direct uploads. */
+  async ensureBucket(corsOrigins: readonly string[]): Promise<void> {
+    try {
+      await this.s3.send(new CreateBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const name = (err as SdkError).name;
+      if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw err;
+    }
+    if (corsOrigins.length === 0) return;
+    await this.s3.send(
+      new PutBucketCorsCommand({
+        Bucket: this.bucket,
+        CORSConfiguration: {
+          CORSRules: [
+            {
+              AllowedOrigins: [...corsOrigins],
+              AllowedMethods: ['PUT', 'GET', 'HEAD'],
+              AllowedHeaders: ['content-type', 'content-length'],
+              ExposeHeaders: ['ETag'],
+              MaxAgeSeconds: 600,
+            },
+          ],
+        },
+      }),
+    );
+  }
+
+  destroy(): void {
+    this.s3.destroy();
+    if (this.signer !== this.s3) this.signer.destroy();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Jest global setup: makes sure a MongoDB-protocol server and an S3 server run for this test run,
+ * and passes their addresses to every worker through the environment. External servers given by
+ * MONGO_URL / S3_ENDPOINT are used as they are; otherwise ours are started under .data/.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureTools, prepareBucket, REPO_ROOT, type RunningServer, startMongo, startStorage } from '@cs/devstack';
+import { TEST_FRONTEND_ORIGIN, TEST_S3 } from './constants';
+
+interface Infra {
+  servers: RunningServer[];
+  dataDir: string;
+}
+
+const KEY = '__contentServiceTestInfra__';
+
+export default async function globalSetup(): Promise<void> {
+  const dataDir = join(REPO_ROOT, '.data', `test-${process.pid}`);
+  mkdirSync(dataDir, { recursive: true });
+  if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
+
+  const s3 = {
+    accessKeyId: process.env.S3_ACCESS_KEY_ID ?? TEST_S3.accessKeyId,
+    secretAccessKey: process.env.S3_SECRET_ACCESS_KEY ?? TEST_S3.secretAccessKey,
+    region: process.env.STORAGE_REGION ?? TEST_S3.region,
+    bucket: process.env.STORAGE_BUCKET ?? TEST_S3.bucket,
+  };
+  const [mongo, storage] = await Promise.all([startMongo({ dataDir }), startStorage({ dataDir, ...s3 })]);
+  await prepareBucket({ endpoint: storage.url, ...s3, corsOrigins: [TEST_FRONTEND_ORIGIN] });
+
+  Object.assign(process.env, {
+    MONGO_URL: mongo.url,
+    S3_ENDPOINT: storage.url,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    STORAGE_REGION: s3.region,
+    STORAGE_BUCKET: s3.bucket,
+    TEST_DATA_DIR: dataDir,
+    TEST_MONGO_KIND: mongo.kind,
+    TEST_STORAGE_KIND: storage.kind,
+  });
+  process.stdout.write(`\ntest servers: MongoDB protocol = ${mongo.kind}, S3 = ${storage.kind}\n`);
+  (globalThis as Record<string, unknown>)[KEY] = { servers: [mongo, storage], dataDir } satisfies Infra;
+}
+
+export async function globalTeardown(): Promise<void> {
+  const infra = (globalThis as Record<string, unknown>)[KEY] as Infra | undefined;
+  if (!infra) return;
+  await Promise.all(infra.servers.map((s) => s.stop()));
+  if (!process.env.KEEP_TEST_DATA) rmSync(infra.dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,15 @@
+import { signToken } from '@cs/auth';
+import { Types } from 'mongoose';
+import { TEST_JWT_SECRET } from './constants';
+
+export function newUserId(): string {
+  return new Types.ObjectId().toHexString();
+}
+
+export function tokenFor(userId: string, expiresIn = '1h', secret = TEST_JWT_SECRET): string {
+  return signToken(userId, { secret, expiresIn });
+}
+
+export function bearer(userId: string): { Authorization: string } {
+  return { Authorization: `Bearer ${tokenFor(userId)}` };
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the pinned local servers into .tools/bin, only when they are missing:
+#   ferretdb   FerretDB v1.24.2 (SQLite backend), through our own tiny main (scripts/ferretdb)
+#   versitygw  versitygw (POSIX backend), by go install of its pinned tag
+# Needs only the Go toolchain and the Go module proxy. Idempotent; safe to run concurrently.
+set -euo pipefail
+
+VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.8.0}"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="$root/.tools/bin"
+mkdir -p "$bin"
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "install-tools: the Go toolchain is needed to build FerretDB and versitygw (or set MONGO_URL and S3_ENDPOINT)" >&2
+  exit 1
+fi
+
+exec 9>"$root/.tools/.lock"
+flock 9
+
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+export CGO_ENABLED=0
+
+if [ ! -x "$bin/ferretdb" ]; then
+  echo "install-tools: building FerretDB v1.24.2 (first run only, about a minute)" >&2
+  (cd "$root/scripts/ferretdb" && go build -trimpath -o "$bin/ferretdb.tmp" .)
+  mv "$bin/ferretdb.tmp" "$bin/ferretdb"
+fi
+
+if [ ! -x "$bin/versitygw" ] || [ "$(cat "$bin/.versitygw-version" 2>/dev/null)" != "$VERSITYGW_VERSION" ]; then
+  echo "install-tools: building versitygw $VERSITYGW_VERSION (first run only, about a minute)" >&2
+  GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  echo "$VERSITYGW_VERSION" >"$bin/.versitygw-version"
+fi

@@ -1,0 +1,28 @@
+import { createServiceApp } from '@cs/koa';
+import type { Logger } from '@cs/log';
+import { type Connection, isMongoReady } from '@cs/mongo';
+import { createAccounts } from './accounts';
+import type { Config } from './config';
+import { userModel } from './model';
+import { authRoutes } from './routes';
+
+export interface Deps {
+  config: Pick<Config, 'JWT_SECRET' | 'JWT_EXPIRES_IN' | 'BCRYPT_COST'>;
+  connection: Connection;
+  logger: Logger;
+}
+
+export async function createApp({ config, connection, logger }: Deps) {
+  const users = userModel(connection);
+  await users.init(); // the unique e-mail index must exist before the first registration
+  const accounts = createAccounts({
+    users,
+    tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },
+    bcryptCost: config.BCRYPT_COST,
+  });
+  return createServiceApp({
+    logger,
+    routers: [authRoutes(accounts)],
+    readiness: { database: () => isMongoReady(connection) },
+  });
+}
