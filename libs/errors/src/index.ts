@@ -48,6 +48,9 @@ export const messages = {
   bodyTooLarge: 'Request body too large',
   unsupportedMediaType: 'Content-Type must be application/json',
   unavailable: 'Service temporarily unavailable',
+  upstreamUnavailable: 'Upstream service unavailable',
+  upstreamTimeout: 'Upstream service timed out',
+  tooManyRequests: 'Too many requests, please try again later',
   internal: 'Internal server error',
 } as const;
 

@@ -15,7 +15,8 @@ function clientError(err: StatusError): HttpError | undefined {
   const status = typeof err.status === 'number' ? err.status : err.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new HttpError(413, messages.bodyTooLarge, { cause: err });
-    if (err.type === 'entity.parse.failed') return new HttpError(400, messages.malformedJson, { cause: err });
+    if (err.type === 'entity.parse.failed' || err instanceof SyntaxError)
+      return new HttpError(400, messages.malformedJson, { cause: err });
     if (status === 415) return new HttpError(415, messages.unsupportedMediaType, { cause: err });
     return new HttpError(status, err.expose === true ? String((err as Error).message) : 'Bad request', { cause: err });
   }

@@ -5,7 +5,6 @@ export { errorHandler, failureMessage, toHttpError } from './error-handler';
 export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 export { idGuard, isObjectId, OBJECT_ID } from './id-guard';
 export { bodyOf, DEFAULT_BODY_LIMIT, jsonBody } from './json-body';
-export { REQUEST_ID, requestId } from './request-id';
-export { type HttpApp, type RunningServer, type RunServerOptions, runServer } from './run-server';
+export { requestId } from './request-id';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
 export { type Check, compileCheck, type Messages, validateBody } from './validate';

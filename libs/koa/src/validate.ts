@@ -8,12 +8,19 @@ import type { AppMiddleware } from './context';
  */
 const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, strict: true });
 
-export type Messages = Readonly<Record<string, string>>;
+/** A field's message, or one per failing ajv keyword with `default` for the rest. */
+export type Messages = Readonly<Record<string, string | Readonly<Record<string, string>>>>;
 export type Check = (data: unknown) => ValidationEntry[] | undefined;
 
 function fieldOf(error: ErrorObject): string {
   if (error.keyword === 'required') return String(error.params.missingProperty);
   return error.instancePath.split('/')[1] ?? '';
+}
+
+function messageFor(messages: Messages, field: string, error: ErrorObject): string {
+  const given = messages[field];
+  if (typeof given === 'string') return given;
+  return given?.[error.keyword] ?? given?.default ?? `${field || 'body'} ${error.message ?? 'is invalid'}`;
 }
 
 /** Compiles once; returns one entry per failing field, with the field's own message if given. */
@@ -24,12 +31,7 @@ export function compileCheck(schema: SchemaObject, messages: Messages = {}): Che
     const entries = new Map<string, ValidationEntry>();
     for (const error of validate.errors ?? []) {
       const field = fieldOf(error);
-      if (!entries.has(field)) {
-        entries.set(field, {
-          field,
-          message: messages[field] ?? `${field || 'body'} ${error.message ?? 'is invalid'}`,
-        });
-      }
+      if (!entries.has(field)) entries.set(field, { field, message: messageFor(messages, field, error) });
     }
     return [...entries.values()];
   };

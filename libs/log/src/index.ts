@@ -2,6 +2,7 @@
  * Structured JSON logs (pino). Request bodies are never logged, and every field that could carry
  * a credential is redacted as a second line of defence.
  */
+import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 
 export type Logger = pino.Logger;
@@ -29,11 +30,18 @@ const REDACT = [
 
 export function createLogger({ name, level = 'info', destination }: LoggerOptions): Logger {
   const options: pino.LoggerOptions = {
-    name,
     level,
     base: { service: name },
     redact: { paths: REDACT, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** Request ids we accept from a caller: short, and nothing that could split a header or a log line. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's request id when it is acceptable, else a new one. */
+export function requestIdFrom(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
 }

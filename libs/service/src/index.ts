@@ -3,7 +3,7 @@
  * connect to its database with retry, build the app, listen, and on SIGTERM drain and close.
  */
 import { ConfigError } from '@cs/config';
-import { type HttpApp, runServer } from '@cs/koa';
+import { type HttpApp, runServer } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
 import { type Connection, connectMongo } from '@cs/mongo';
 

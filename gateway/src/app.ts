@@ -1,0 +1,86 @@
+import { messages } from '@cs/errors';
+import type { Logger } from '@cs/log';
+import cors from 'cors';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { type Config, trustProxySetting } from './config';
+import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
+import { createUpstreamProxy } from './proxy';
+import { checkUpstreams } from './readiness';
+import { sendError } from './respond';
+import { type Route, resolveRoute, type Upstream } from './route-table';
+
+function limiter(perWindow: number, windowMs: number) {
+  if (perWindow <= 0) return (_req: Request, _res: Response, next: NextFunction) => next();
+  return rateLimit({
+    windowMs,
+    limit: perWindow,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    handler: (_req, res) => sendError(res, 429, messages.tooManyRequests),
+  });
+}
+
+export function createGateway(config: Config, logger: Logger) {
+  const targets: Record<Upstream, string> = {
+    identity: config.IDENTITY_URL,
+    posts: config.POSTS_URL,
+    notes: config.NOTES_URL,
+    files: config.FILES_URL,
+  };
+  const proxies = Object.fromEntries(
+    Object.entries(targets).map(([name, target]) => [
+      name,
+      createUpstreamProxy({ name, target, timeoutMs: config.UPSTREAM_TIMEOUT, logger }),
+    ]),
+  ) as Record<Upstream, ReturnType<typeof createUpstreamProxy>>;
+  const limits = {
+    auth: limiter(config.AUTH_RATE_LIMIT, config.RATE_WINDOW),
+    default: limiter(config.RATE_LIMIT, config.RATE_WINDOW),
+  };
+  const origins = config.FRONTEND_ORIGIN.length > 0 ? [...config.FRONTEND_ORIGIN] : [`http://localhost:${config.PORT}`];
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
+  app.use(requestId());
+  app.use(accessLog(logger));
+  app.use(dropInternalHeaders());
+  app.use(
+    cors({
+      origin: origins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After'],
+      maxAge: 600,
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const services = await checkUpstreams(targets);
+    const ready = Object.values(services).every(Boolean);
+    res.status(ready ? 200 : 503).json(ready ? { status: 'ready', services } : { error: 'Not ready', services });
+  });
+
+  app.use(function route(req: Request, res: Response, next: NextFunction) {
+    const found = resolveRoute(req.method, req.path);
+    if (!found) return sendError(res, 404, messages.notFound);
+    res.locals.route = found;
+    limits[found.limit](req, res, next);
+  });
+  app.use(bodyLimit(config.BODY_LIMIT_BYTES));
+  app.use(function forward(req: Request, res: Response, next: NextFunction) {
+    const found = res.locals.route as Route;
+    if (!authGuard(found.auth, config.JWT_SECRET, req, res)) return;
+    void proxies[found.upstream](req, res, next);
+  });
+
+  app.use(function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
+    logger.error({ err, requestId: req.headers['x-request-id'] }, 'gateway error');
+    if (!res.headersSent) sendError(res, 500, messages.internal);
+  });
+  return app;
+}

@@ -1,0 +1,41 @@
+import { type ConfigOf, env, loadConfig, loadDotEnv } from '@cs/config';
+
+export const configSpec = {
+  PORT: env.port(3000),
+  JWT_SECRET: env.secret(32),
+  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  IDENTITY_URL: env.url('http://127.0.0.1:4001'),
+  POSTS_URL: env.url('http://127.0.0.1:4002'),
+  NOTES_URL: env.url('http://127.0.0.1:4003'),
+  FILES_URL: env.url('http://127.0.0.1:4004'),
+  /** Origins allowed by CORS, comma-separated; defaults to the gateway's own. */
+  FRONTEND_ORIGIN: env.list([]),
+  /** Requests a minute per client IP on /api/auth/* and on everything else; 0 turns a limit off. */
+  AUTH_RATE_LIMIT: env.int(10),
+  RATE_LIMIT: env.int(600),
+  RATE_WINDOW: env.durationMs('1m'),
+  /**
+   * Express's `trust proxy`: `false` (clients connect to us directly), a number of proxy hops, or
+   * a comma-separated list of trusted proxy addresses. Behind a load balancer it must be set, or
+   * every client shares the balancer's IP and one rate-limit bucket.
+   */
+  TRUST_PROXY: env.string('false'),
+  /** How long an upstream may take to answer before the gateway gives 504. */
+  UPSTREAM_TIMEOUT: env.durationMs('15s'),
+  BODY_LIMIT_BYTES: env.int(100 * 1024, { min: 1 }),
+};
+
+export type Config = ConfigOf<typeof configSpec>;
+
+/** The only reader of process.env in the gateway. */
+export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  if (source === process.env) loadDotEnv();
+  return loadConfig(configSpec, source);
+}
+
+export function trustProxySetting(value: string): boolean | number | string[] {
+  if (/^(false|0|)$/i.test(value)) return false;
+  if (/^true$/i.test(value)) return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((s) => s.trim());
+}

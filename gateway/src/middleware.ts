@@ -1,0 +1,74 @@
+import { userIdFromAuthorization } from '@cs/auth';
+import { HttpError, messages } from '@cs/errors';
+import { type Logger, requestIdFrom } from '@cs/log';
+import type { NextFunction, Request, Response } from 'express';
+import { sendError } from './respond';
+import type { AuthRule } from './route-table';
+
+/** Keeps or makes `x-request-id`, forwards it upstream and returns it to the client. */
+export function requestId() {
+  return function requestId(req: Request, res: Response, next: NextFunction) {
+    const id = requestIdFrom(req.headers['x-request-id']);
+    req.headers['x-request-id'] = id;
+    res.setHeader('x-request-id', id);
+    next();
+  };
+}
+
+export function accessLog(logger: Logger) {
+  return function accessLog(req: Request, res: Response, next: NextFunction) {
+    if (!logger.isLevelEnabled('info')) return next();
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      logger.info({
+        requestId: req.headers['x-request-id'],
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    });
+    next();
+  };
+}
+
+/**
+ * Headers only our own hops may set. A client sending them is ignored: services learn who the
+ * caller is from the token alone.
+ */
+const INTERNAL = /^(x-user-|x-internal-|x-forwarded-user|x-authenticated-)/;
+
+export function dropInternalHeaders() {
+  return function dropInternalHeaders(req: Request, _res: Response, next: NextFunction) {
+    for (const name of Object.keys(req.headers)) if (INTERNAL.test(name)) delete req.headers[name];
+    next();
+  };
+}
+
+/** Refuses a declared body over the limit before a byte is forwarded; services also count bytes. */
+export function bodyLimit(maxBytes: number) {
+  return function bodyLimit(req: Request, res: Response, next: NextFunction) {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > maxBytes) {
+      res.setHeader('connection', 'close');
+      return sendError(res, 413, messages.bodyTooLarge);
+    }
+    next();
+  };
+}
+
+/**
+ * Verifies the token before the hop, with the services' exact rules and messages, so a bad
+ * request is answered here. The header is forwarded untouched: each service verifies it again.
+ */
+export function authGuard(rule: AuthRule, secret: string, req: Request, res: Response): boolean {
+  if (rule === 'none' || (rule === 'optional' && req.headers.authorization === undefined)) return true;
+  try {
+    userIdFromAuthorization(req.headers.authorization, secret);
+    return true;
+  } catch (err) {
+    const e = err instanceof HttpError ? err : new HttpError(401, messages.invalidToken);
+    sendError(res, e.status, e.message);
+    return false;
+  }
+}

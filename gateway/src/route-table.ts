@@ -1,0 +1,40 @@
+/**
+ * Which service owns which path, and what each route asks of the caller. The gateway only
+ * routes: it never parses bodies and holds no domain logic.
+ */
+export type Upstream = 'identity' | 'posts' | 'notes' | 'files';
+
+/** required: 401 without a valid token; optional: a token, when sent, must be valid; none. */
+export type AuthRule = 'required' | 'optional' | 'none';
+
+export interface Route {
+  upstream: Upstream;
+  auth: AuthRule;
+  /** Routes under /api/auth get the stricter rate limit. */
+  limit: 'auth' | 'default';
+}
+
+/** `/api/posts` and anything below it, but not `/api/postsX`. */
+function under(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
+const UPLOAD_URL = /^(?:\/api)?\/upload-url\/?$/;
+
+function postsAuth(method: string, path: string): AuthRule {
+  if (method === 'GET' || method === 'HEAD') {
+    return path === '/api/posts/my-posts' || path === '/api/posts/my-posts/' ? 'required' : 'optional';
+  }
+  return method === 'OPTIONS' ? 'none' : 'required';
+}
+
+/** The route for a request, or undefined: then the gateway answers 404 itself. */
+export function resolveRoute(method: string, path: string): Route | undefined {
+  if (under(path, '/api/auth')) return { upstream: 'identity', auth: 'none', limit: 'auth' };
+  if (under(path, '/api/posts')) return { upstream: 'posts', auth: postsAuth(method, path), limit: 'default' };
+  if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };
+  if (under(path, '/api/notes')) return { upstream: 'notes', auth: 'required', limit: 'default' };
+  if (UPLOAD_URL.test(path)) return { upstream: 'files', auth: 'required', limit: 'default' };
+  return undefined;
+}

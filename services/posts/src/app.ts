@@ -1,0 +1,23 @@
+import { createServiceApp } from '@cs/koa';
+import type { Logger } from '@cs/log';
+import { type Connection, isMongoReady } from '@cs/mongo';
+import type { Config } from './config';
+import { postModel } from './model';
+import { createPosts } from './posts';
+import { postRoutes } from './routes';
+
+export interface Deps {
+  config: Pick<Config, 'JWT_SECRET'>;
+  connection: Connection;
+  logger: Logger;
+}
+
+export async function createApp({ config, connection, logger }: Deps) {
+  const model = postModel(connection);
+  await model.init();
+  return createServiceApp({
+    logger,
+    routers: [postRoutes(createPosts(model), { secret: config.JWT_SECRET })],
+    readiness: { database: () => isMongoReady(connection) },
+  });
+}

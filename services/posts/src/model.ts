@@ -1,0 +1,73 @@
+import { type Connection, type Model, Schema, type Types } from 'mongoose';
+import { POST_LIMITS, type PostStatus, STATUSES } from './schemas';
+
+export interface PostRecord {
+  _id: Types.ObjectId;
+  title: string;
+  body: string;
+  authorId: Types.ObjectId;
+  status: PostStatus;
+  tags: string[];
+  publishedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A post as the API returns it. */
+export interface Post {
+  _id: string;
+  title: string;
+  body: string;
+  authorId: string;
+  status: PostStatus;
+  tags: string[];
+  publishedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const postSchema = new Schema<PostRecord>(
+  {
+    title: { type: String, required: true, trim: true, minlength: 1, maxlength: POST_LIMITS.titleMax },
+    body: { type: String, required: true, trim: true, minlength: POST_LIMITS.bodyMin, maxlength: POST_LIMITS.bodyMax },
+    authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
+    status: { type: String, enum: STATUSES, required: true, default: 'draft' },
+    tags: { type: [String], default: [] },
+    publishedAt: { type: Date, default: null },
+  },
+  { timestamps: true, versionKey: false, strict: 'throw' },
+);
+
+/**
+ * One index per query shape: equality fields first, then the sort (newest first, _id breaking
+ * ties so pages never overlap). `index-coverage.test.ts` checks every query against this list.
+ */
+export const POST_INDEXES = [
+  { status: 1, createdAt: -1, _id: -1 }, // public list
+  { status: 1, tags: 1, createdAt: -1, _id: -1 }, // public list by tag
+  { authorId: 1, createdAt: -1, _id: -1 }, // my-posts
+] as const;
+for (const keys of POST_INDEXES) postSchema.index({ ...keys });
+
+export type PostModel = Model<PostRecord>;
+
+export function postModel(connection: Connection): PostModel {
+  return (connection.models.Post as PostModel | undefined) ?? connection.model<PostRecord>('Post', postSchema);
+}
+
+/** The fields a response carries; list and read queries project exactly these. */
+export const POST_FIELDS = '_id title body authorId status tags publishedAt createdAt updatedAt';
+
+export function toPost(record: PostRecord): Post {
+  return {
+    _id: record._id.toHexString(),
+    title: record.title,
+    body: record.body,
+    authorId: record.authorId.toHexString(),
+    status: record.status,
+    tags: record.tags,
+    publishedAt: record.publishedAt ? record.publishedAt.toISOString() : null,
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,46 @@
+import { type AppState, bodyOf, failureMessage, idGuard, optionalAuth, requireAuth, validateBody } from '@cs/koa';
+import Router from '@koa/router';
+import { parseListQuery, readChanges, toNewPost } from './post-input';
+import type { Posts } from './posts';
+import { createPostMessages, createPostSchema, messages } from './schemas';
+
+export function postRoutes(posts: Posts, { secret }: { secret: string }): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/api/posts' });
+  const auth = requireAuth({ secret });
+  router.param('id', idGuard());
+
+  router.get('/', failureMessage(messages.fetchFailed), async (ctx) => {
+    ctx.body = await posts.listPublished(parseListQuery(ctx.query));
+  });
+
+  // Matched before /:id, so "my-posts" is never read as an id.
+  router.get('/my-posts', auth, failureMessage(messages.fetchFailed), async (ctx) => {
+    ctx.body = await posts.listMine(ctx.state.userId as string);
+  });
+
+  router.get('/:id', optionalAuth({ secret }), failureMessage(messages.fetchOneFailed), async (ctx) => {
+    ctx.body = await posts.getVisible(ctx.params.id as string, ctx.state.userId);
+  });
+
+  router.post(
+    '/',
+    auth,
+    validateBody(createPostSchema, createPostMessages),
+    failureMessage(messages.createFailed),
+    async (ctx) => {
+      ctx.status = 201;
+      ctx.body = await posts.create(ctx.state.userId as string, toNewPost(bodyOf(ctx)));
+    },
+  );
+
+  router.put('/:id', auth, failureMessage(messages.updateFailed), async (ctx) => {
+    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, readChanges(bodyOf(ctx)));
+  });
+
+  router.delete('/:id', auth, failureMessage(messages.deleteFailed), async (ctx) => {
+    await posts.remove(ctx.params.id as string, ctx.state.userId as string);
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,64 @@
+/**
+ * The posts resource's rules, as data: the ajv schema of the validation step on create, the
+ * contract's messages, and the list query's limits. The OpenAPI document reuses the schemas.
+ */
+export const STATUSES = ['draft', 'published'] as const;
+export type PostStatus = (typeof STATUSES)[number];
+
+export const POST_LIMITS = {
+  titleMax: 200,
+  bodyMin: 10,
+  bodyMax: 50_000,
+  tagsMax: 10,
+  pageDefault: 1,
+  limitDefault: 20,
+  limitMax: 50,
+  /** Far past any real page; larger numbers are treated as not a page at all. */
+  pageMax: 1_000_000_000,
+} as const;
+
+/** A tag as a client may send it; it is lowercased before use. */
+export const TAG_PATTERN = '^[A-Za-z0-9-]{1,40}$';
+export const TAG = new RegExp(TAG_PATTERN);
+
+export const messages = {
+  titleRequired: 'title is required',
+  titleTooLong: `title must be at most ${POST_LIMITS.titleMax} characters`,
+  bodyTooShort: `body must be at least ${POST_LIMITS.bodyMin} characters`,
+  bodyTooLong: `body must be at most ${POST_LIMITS.bodyMax} characters`,
+  tagsInvalid: `tags must be a list of at most ${POST_LIMITS.tagsMax} tags of 1 to 40 letters, digits or hyphens`,
+  noSupportedFields: 'No supported fields to update (title, body, status)',
+  invalidStatus: 'Invalid status: must be draft or published',
+  notFound: 'Post not found',
+  alreadyPublished: 'Post is already published',
+  fetchFailed: 'Failed to fetch posts',
+  fetchOneFailed: 'Failed to fetch post',
+  createFailed: 'Failed to create post',
+  updateFailed: 'Failed to update post',
+  deleteFailed: 'Failed to delete post',
+} as const;
+
+/** Trimmed length ≥ 1 and ≥ 10, as patterns, so ajv can say it before the handler runs. */
+const NON_BLANK = '\\S';
+const TEN_AFTER_TRIM = '\\S[\\s\\S]{8,}\\S';
+
+export const createPostSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['title', 'body'],
+  properties: {
+    title: { type: 'string', pattern: NON_BLANK, maxLength: POST_LIMITS.titleMax },
+    body: { type: 'string', pattern: TEN_AFTER_TRIM, maxLength: POST_LIMITS.bodyMax },
+    tags: {
+      type: 'array',
+      maxItems: POST_LIMITS.tagsMax,
+      items: { type: 'string', pattern: TAG_PATTERN },
+    },
+  },
+} as const;
+
+export const createPostMessages = {
+  title: { default: messages.titleRequired, maxLength: messages.titleTooLong },
+  body: { default: messages.bodyTooShort, maxLength: messages.bodyTooLong },
+  tags: messages.tagsInvalid,
+} as const;

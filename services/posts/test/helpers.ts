@@ -1,0 +1,73 @@
+import { captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, tokenFor } from '@cs/testkit';
+import { Types } from 'mongoose';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { type PostModel, type PostRecord, postModel } from '../src/model';
+import { createPosts, type Posts } from '../src/posts';
+
+export interface PostsHarness {
+  http: ReturnType<typeof request>;
+  model: PostModel;
+  posts: Posts;
+  db: TestDatabase;
+  logs: ReturnType<typeof captureLogger>;
+}
+
+export async function startPosts(file: string): Promise<PostsHarness> {
+  const db = await openTestDatabase(file);
+  const logs = captureLogger('posts');
+  const app = await createApp({
+    config: { JWT_SECRET: TEST_JWT_SECRET },
+    connection: db.connection,
+    logger: logs.logger,
+  });
+  const model = postModel(db.connection);
+  return { http: request(app.callback()), model, posts: createPosts(model), db, logs };
+}
+
+export interface Author {
+  id: string;
+  auth: { Authorization: string };
+}
+
+export function newAuthor(): Author {
+  const id = newUserId();
+  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
+}
+
+export interface SeedPost {
+  title?: string;
+  body?: string;
+  authorId?: string;
+  status?: 'draft' | 'published';
+  tags?: string[];
+  createdAt?: Date;
+}
+
+/**
+ * Inserts posts through the driver, so createdAt is exactly what the test says. Returns the ids
+ * in the order given.
+ */
+export async function seed(model: PostModel, posts: SeedPost[]): Promise<string[]> {
+  const docs = posts.map((p, i) => {
+    const createdAt = p.createdAt ?? new Date(Date.UTC(2024, 0, 1) + i * 60_000);
+    return {
+      _id: new Types.ObjectId(),
+      title: p.title ?? `Post ${i}`,
+      body: p.body ?? 'A body that is long enough.',
+      authorId: new Types.ObjectId(p.authorId ?? newUserId()),
+      status: p.status ?? 'published',
+      tags: p.tags ?? [],
+      publishedAt: (p.status ?? 'published') === 'published' ? createdAt : null,
+      createdAt,
+      updatedAt: createdAt,
+    } satisfies PostRecord;
+  });
+  await model.collection.insertMany(docs);
+  return docs.map((d) => d._id.toHexString());
+}
+
+/** A tag nobody else's test uses, so list assertions see only this test's posts. */
+export function uniqueTag(label: string): string {
+  return `${label}-${new Types.ObjectId().toHexString().slice(-10)}`;
+}
