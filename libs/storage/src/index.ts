@@ -128,15 +128,25 @@ export class ObjectStorage {
     });
   }
 
-  /** Undefined when there is no object at the key. */
+  /**
+   * Undefined when there is no object at the key. A HEAD answer has no body, so a missing bucket
+   * looks like a missing key; the bucket is checked before saying "no object".
+   */
   headObject(key: string): Promise<ObjectInfo | undefined> {
     return this.call(async () => {
       try {
         const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
         return { size: out.ContentLength ?? 0, contentType: out.ContentType };
       } catch (err) {
-        if (mapStorageError(err).status === 404) return undefined;
-        throw err;
+        if (mapStorageError(err).status !== 404) throw err;
+        await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket })).catch((bucketErr: unknown) => {
+          const { name, $metadata } = bucketErr as SdkError;
+          if (name === 'NotFound' || $metadata?.httpStatusCode === 404) {
+            throw Object.assign(new Error(`NoSuchBucket: ${this.bucket}`), { name: 'NoSuchBucket', cause: bucketErr });
+          }
+          throw bucketErr;
+        });
+        return undefined;
       }
     });
   }

@@ -1,0 +1,88 @@
+import { ObjectStorage } from '@cs/storage';
+import {
+  captureLogger,
+  newUserId,
+  openTestDatabase,
+  TEST_JWT_SECRET,
+  type TestDatabase,
+  testStorageSettings,
+  tokenFor,
+} from '@cs/testkit';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { type Config, readConfig } from '../src/config';
+import { type UploadModel, uploadModel } from '../src/model';
+import type { Uploads } from '../src/uploads';
+
+export interface FilesHarness {
+  http: ReturnType<typeof request>;
+  model: UploadModel;
+  uploads: Uploads;
+  /** A storage client of the test's own, to look at what really is in the bucket. */
+  bucket: ObjectStorage;
+  db: TestDatabase;
+  logs: ReturnType<typeof captureLogger>;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** The files app in-process, on the run's real S3 server and a database of the file's own. */
+export async function startFiles(
+  file: string,
+  env: Record<string, string> = {},
+  db?: TestDatabase,
+): Promise<FilesHarness> {
+  const database = db ?? (await openTestDatabase(file));
+  const s3 = testStorageSettings();
+  const config = readConfig({
+    JWT_SECRET: TEST_JWT_SECRET,
+    MONGO_URL: database.url,
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    STORAGE_BUCKET: s3.bucket,
+    STORAGE_REGION: s3.region,
+    ...env,
+  });
+  const logs = captureLogger('files');
+  const { app, uploads, storage } = await createApp({ config, connection: database.connection, logger: logs.logger });
+  const bucket = new ObjectStorage(s3);
+  return {
+    http: request(app.callback()),
+    model: uploadModel(database.connection),
+    uploads,
+    bucket,
+    db: database,
+    logs,
+    config,
+    async close() {
+      storage.destroy();
+      bucket.destroy();
+      if (!db) await database.drop();
+    },
+  };
+}
+
+export interface Caller {
+  id: string;
+  auth: { Authorization: string };
+}
+
+export function newCaller(): Caller {
+  const id = newUserId();
+  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
+}
+
+/** Asks for a link and really PUTs `bytes` to storage with the returned headers. */
+export async function uploadFile(
+  h: FilesHarness,
+  caller: Caller,
+  bytes: string | Uint8Array,
+  contentType = 'text/plain',
+) {
+  const res = await h.http.post('/upload-url').set(caller.auth).send({ contentType, filename: 'file.txt' });
+  if (res.status !== 200) throw new Error(`upload-url answered ${res.status}: ${res.text}`);
+  const put = await fetch(res.body.url, { method: 'PUT', headers: res.body.headers, body: bytes });
+  if (put.status !== 200) throw new Error(`storage refused the PUT: ${put.status} ${await put.text()}`);
+  return res.body.key as string;
+}

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type Caller, type FilesHarness, newCaller, startFiles, uploadFile } from './helpers';
+
+let h: FilesHarness;
+const owner = newCaller();
+const other = newCaller();
+
+beforeAll(async () => {
+  h = await startFiles(__filename);
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const post = (path: string, caller: Caller, body: unknown) =>
+  h.http
+    .post(`/internal/uploads/${path}`)
+    .set(caller.auth)
+    .send(body as object);
+
+describe('POST /internal/uploads/claim', () => {
+  it('when the caller owns an uploaded key, then 200 and the key is attached', async () => {
+    const key = await uploadFile(h, owner, 'claim me');
+    const res = await post('claim', owner, { key });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ key, contentType: 'text/plain', size: 8 });
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', attachedAt: expect.any(Date) });
+  });
+
+  it('when the key was issued but nothing was uploaded, then 409 and it stays issued', async () => {
+    const issued = await h.http
+      .post('/upload-url')
+      .set(owner.auth)
+      .send({ contentType: 'text/plain', filename: 'x.txt' });
+    const res = await post('claim', owner, { key: issued.body.key });
+
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'The file has not been uploaded yet' });
+    expect((await h.model.findOne({ key: issued.body.key }).lean())?.state).toBe('issued');
+  });
+
+  it("when another user claims the owner's key, then 404 and it stays issued", async () => {
+    const key = await uploadFile(h, owner, 'mine');
+    const res = await post('claim', other, { key });
+
+    expect(res.status).toBe(404);
+    expect((await h.model.findOne({ key }).lean())?.state).toBe('issued');
+  });
+
+  it('when a key is claimed twice, then the second is 409', async () => {
+    const key = await uploadFile(h, owner, 'once');
+    await post('claim', owner, { key }).expect(200);
+
+    const again = await post('claim', owner, { key });
+    expect(again.status).toBe(409);
+  });
+
+  it.each([{}, { key: 'not-a-key' }, { key: 'uploads/../../etc/passwd' }, { key: { $ne: null } }, { key: 42 }])(
+    'when the body is %j, then 400',
+    async (body) => {
+      const res = await post('claim', owner, body);
+
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'key must be an upload key issued by /upload-url' });
+    },
+  );
+
+  it('when there is no token, then 401', async () => {
+    const res = await h.http.post('/internal/uploads/claim').send({ key: 'x' });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('POST /internal/uploads/download-link', () => {
+  it('when the caller owns an attached key, then a GET on the link returns the exact bytes', async () => {
+    const bytes = new Uint8Array([0, 1, 2, 250, 255, 10, 13]);
+    const key = await uploadFile(h, owner, bytes, 'application/zip');
+    await post('claim', owner, { key }).expect(200);
+
+    const res = await post('download-link', owner, { key });
+    expect(res.status).toBe(200);
+    expect(res.body.expiresIn).toBe(3600);
+    expect(new URL(res.body.url).searchParams.get('X-Amz-Expires')).toBe('3600');
+    const download = await fetch(res.body.url);
+    expect(download.status).toBe(200);
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('when another user asks, or the key is not attached, then 404', async () => {
+    const key = await uploadFile(h, owner, 'private');
+    expect((await post('download-link', owner, { key })).status).toBe(404);
+    await post('claim', owner, { key }).expect(200);
+    expect((await post('download-link', other, { key })).status).toBe(404);
+  });
+
+  it('when the object was deleted from storage (NoSuchKey), then 404 file-not-found', async () => {
+    const key = await uploadFile(h, owner, 'gone soon');
+    await post('claim', owner, { key }).expect(200);
+    await h.bucket.deleteObject(key);
+
+    const res = await post('download-link', owner, { key });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'File not found' });
+  });
+});
+
+describe('POST /internal/uploads/release', () => {
+  it('when the owner releases a key, then 204, the object is deleted and the record says released', async () => {
+    const key = await uploadFile(h, owner, 'delete me');
+    await post('claim', owner, { key }).expect(200);
+
+    const res = await post('release', owner, { key });
+    expect(res.status).toBe(204);
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'released', releasedAt: expect.any(Date) });
+
+    await post('release', owner, { key }).expect(204);
+  });
+
+  it("when another user releases the owner's key, then nothing is deleted", async () => {
+    const key = await uploadFile(h, owner, 'keep me');
+    await post('claim', owner, { key }).expect(200);
+
+    await post('release', other, { key }).expect(204);
+    expect(await h.bucket.headObject(key)).toEqual({ size: 7, contentType: 'text/plain' });
+    expect((await h.model.findOne({ key }).lean())?.state).toBe('attached');
+  });
+});
