@@ -1,0 +1,30 @@
+import { createServiceApp } from '@cs/koa';
+import type { Logger } from '@cs/log';
+import { type Connection, isMongoReady } from '@cs/mongo';
+import type { Config } from './config';
+import { createFilesClient } from './files-client';
+import { noteModel, pendingReleaseModel } from './model';
+import { createNotes } from './notes';
+import { createReleaseOutbox } from './release-outbox';
+import { noteRoutes } from './routes';
+
+export interface Deps {
+  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT'>;
+  connection: Connection;
+  logger: Logger;
+}
+
+export async function createApp({ config, connection, logger }: Deps) {
+  const notes = noteModel(connection);
+  const pending = pendingReleaseModel(connection);
+  await Promise.all([notes.init(), pending.init()]);
+  const files = createFilesClient({ baseUrl: config.FILES_URL, timeoutMs: config.FILES_TIMEOUT });
+  const outbox = createReleaseOutbox({ pending, notes, files, secret: config.JWT_SECRET, logger });
+  const app = createServiceApp({
+    logger,
+    routers: [noteRoutes(createNotes({ notes, files, outbox }), { secret: config.JWT_SECRET })],
+    // Files being away degrades attachments only; notes stay ready on their database alone.
+    readiness: { database: () => isMongoReady(connection) },
+  });
+  return { app, outbox };
+}

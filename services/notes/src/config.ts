@@ -1,0 +1,21 @@
+import { type ConfigOf, env, jwtSpec, loadConfig, loadDotEnv } from '@cs/config';
+
+export const configSpec = {
+  ...jwtSpec,
+  PORT: env.port(4003),
+  MONGO_URL: env.url(),
+  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  FILES_URL: env.url('http://127.0.0.1:4004'),
+  /** How long a call to the files service may take before the operation answers 503. */
+  FILES_TIMEOUT: env.durationMs('3s'),
+  /** How often pending releases (the outbox) are retried. */
+  OUTBOX_INTERVAL: env.durationMs('5s'),
+};
+
+export type Config = ConfigOf<typeof configSpec>;
+
+/** The only reader of process.env in this service. */
+export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  if (source === process.env) loadDotEnv();
+  return loadConfig(configSpec, source);
+}

@@ -1,0 +1,90 @@
+import { type Connection, type Model, Schema, type Types } from 'mongoose';
+import { NOTE_LIMITS } from './schemas';
+
+export interface NoteRecord {
+  _id: Types.ObjectId;
+  title: string;
+  body: string;
+  attachmentKey: string | null;
+  authorId: Types.ObjectId;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Note {
+  _id: string;
+  title: string;
+  body: string;
+  attachmentKey: string | null;
+  authorId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const noteSchema = new Schema<NoteRecord>(
+  {
+    title: { type: String, required: true, trim: true, minlength: 1, maxlength: NOTE_LIMITS.titleMax },
+    body: { type: String, default: '', maxlength: NOTE_LIMITS.bodyMax },
+    attachmentKey: { type: String, default: null },
+    authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
+  },
+  { timestamps: true, versionKey: false, strict: 'throw' },
+);
+noteSchema.index({ authorId: 1, createdAt: -1, _id: -1 });
+
+/**
+ * A release the notes service owes the files service: the note that held the key is gone (or
+ * points elsewhere), so its object must be deleted. Kept until files confirms.
+ */
+export interface PendingRelease {
+  _id: Types.ObjectId;
+  key: string;
+  ownerId: string;
+  noteId: Types.ObjectId;
+  attempts: number;
+  /** Not retried before this time (backoff, or another worker holding it). */
+  dueAt: Date;
+  lastError: string | null;
+  createdAt: Date;
+}
+
+const pendingReleaseSchema = new Schema<PendingRelease>(
+  {
+    key: { type: String, required: true },
+    ownerId: { type: String, required: true },
+    noteId: { type: Schema.Types.ObjectId, required: true },
+    attempts: { type: Number, default: 0 },
+    dueAt: { type: Date, required: true, default: () => new Date() },
+    lastError: { type: String, default: null },
+  },
+  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw' },
+);
+pendingReleaseSchema.index({ dueAt: 1 });
+
+export type NoteModel = Model<NoteRecord>;
+export type PendingReleaseModel = Model<PendingRelease>;
+
+export function noteModel(connection: Connection): NoteModel {
+  return (connection.models.Note as NoteModel | undefined) ?? connection.model<NoteRecord>('Note', noteSchema);
+}
+
+export function pendingReleaseModel(connection: Connection): PendingReleaseModel {
+  return (
+    (connection.models.PendingRelease as PendingReleaseModel | undefined) ??
+    connection.model<PendingRelease>('PendingRelease', pendingReleaseSchema)
+  );
+}
+
+export const NOTE_FIELDS = '_id title body attachmentKey authorId createdAt updatedAt';
+
+export function toNote(record: NoteRecord): Note {
+  return {
+    _id: record._id.toHexString(),
+    title: record.title,
+    body: record.body,
+    attachmentKey: record.attachmentKey ?? null,
+    authorId: record.authorId.toHexString(),
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
+  };
+}

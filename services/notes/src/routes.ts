@@ -1,0 +1,61 @@
+import { type AppState, bodyOf, failureMessage, idGuard, requireAuth, validateBody } from '@cs/koa';
+import Router from '@koa/router';
+import { toNoteChanges, toNoteInput } from './note-input';
+import type { Notes } from './notes';
+import { createNoteSchema, messages, noteMessages, updateNoteSchema } from './schemas';
+
+export function noteRoutes(notes: Notes, { secret }: { secret: string }): Router<AppState> {
+  const router = new Router<AppState>();
+  router.use(['/api/notes', '/notes'], requireAuth({ secret }));
+  router.param('id', idGuard());
+  const caller = (ctx: { state: AppState }) => ctx.state.userId as string;
+  const authorization = (ctx: { headers: Record<string, string | string[] | undefined> }) =>
+    String(ctx.headers.authorization);
+
+  router.post(
+    '/api/notes',
+    validateBody(createNoteSchema, noteMessages),
+    failureMessage(messages.createFailed),
+    async (ctx) => {
+      ctx.status = 201;
+      ctx.body = await notes.create(caller(ctx), toNoteInput(bodyOf(ctx)), authorization(ctx));
+    },
+  );
+
+  router.get('/api/notes', failureMessage(messages.fetchFailed), async (ctx) => {
+    ctx.body = await notes.list(caller(ctx));
+  });
+
+  router.get('/api/notes/:id', failureMessage(messages.fetchFailed), async (ctx) => {
+    ctx.body = await notes.get(ctx.params.id as string, caller(ctx));
+  });
+
+  router.put(
+    '/api/notes/:id',
+    validateBody(updateNoteSchema, noteMessages),
+    failureMessage(messages.updateFailed),
+    async (ctx) => {
+      ctx.body = await notes.update(
+        ctx.params.id as string,
+        caller(ctx),
+        toNoteChanges(bodyOf(ctx)),
+        authorization(ctx),
+      );
+    },
+  );
+
+  router.delete('/api/notes/:id', failureMessage(messages.deleteFailed), async (ctx) => {
+    await notes.remove(ctx.params.id as string, caller(ctx));
+    ctx.status = 204;
+  });
+
+  router.get(
+    ['/notes/:id/attachment', '/api/notes/:id/attachment'],
+    failureMessage(messages.attachmentFailed),
+    async (ctx) => {
+      ctx.body = await notes.attachmentLink(ctx.params.id as string, caller(ctx), authorization(ctx));
+    },
+  );
+
+  return router;
+}

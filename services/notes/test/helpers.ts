@@ -1,0 +1,147 @@
+import { join } from 'node:path';
+import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
+import { ObjectStorage } from '@cs/storage';
+import {
+  captureLogger,
+  newUserId,
+  openTestDatabase,
+  TEST_JWT_SECRET,
+  type TestDatabase,
+  testStorageSettings,
+  tokenFor,
+} from '@cs/testkit';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseModel } from '../src/model';
+import type { ReleaseOutbox } from '../src/release-outbox';
+
+/**
+ * The real files service as its own process (built `dist/`), on a port of its own, that a test
+ * can stop and start again to play "files is down".
+ */
+export class FilesService {
+  private child: Child | undefined;
+
+  private constructor(
+    readonly port: number,
+    private readonly db: TestDatabase,
+  ) {}
+
+  static async create(file: string): Promise<FilesService> {
+    return new FilesService(await freePort(), await openTestDatabase(`files-for-${file}`));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const s3 = testStorageSettings();
+    this.child = spawnChild({
+      name: 'files',
+      command: process.execPath,
+      args: [join(REPO_ROOT, 'services/files/dist/src/server.js')],
+      env: {
+        PORT: String(this.port),
+        JWT_SECRET: TEST_JWT_SECRET,
+        MONGO_URL: this.db.url,
+        S3_ENDPOINT: s3.endpoint,
+        S3_ACCESS_KEY_ID: s3.accessKeyId,
+        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+        STORAGE_BUCKET: s3.bucket,
+        STORAGE_REGION: s3.region,
+        LOG_LEVEL: 'warn',
+      },
+      logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `files-${this.port}.log`),
+    });
+    await waitFor('files', () => httpOk(`${this.url}/healthz`), { child: this.child });
+  }
+
+  async stop(): Promise<void> {
+    await this.child?.stop();
+    this.child = undefined;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    await this.db.drop();
+  }
+}
+
+export interface NotesHarness {
+  http: ReturnType<typeof request>;
+  notes: NoteModel;
+  pending: PendingReleaseModel;
+  outbox: ReleaseOutbox;
+  files: FilesService;
+  bucket: ObjectStorage;
+  logs: ReturnType<typeof captureLogger>;
+  close(): Promise<void>;
+}
+
+export async function startNotes(file: string): Promise<NotesHarness> {
+  const files = await FilesService.create(file);
+  await files.start();
+  const db = await openTestDatabase(file);
+  const logs = captureLogger('notes');
+  const { app, outbox } = await createApp({
+    config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: files.url, FILES_TIMEOUT: 2000 },
+    connection: db.connection,
+    logger: logs.logger,
+  });
+  const bucket = new ObjectStorage(testStorageSettings());
+  return {
+    http: request(app.callback()),
+    notes: noteModel(db.connection),
+    pending: pendingReleaseModel(db.connection),
+    outbox,
+    files,
+    bucket,
+    logs,
+    async close() {
+      bucket.destroy();
+      await files.dispose();
+      await db.drop();
+    },
+  };
+}
+
+export interface Caller {
+  id: string;
+  auth: { Authorization: string };
+}
+
+export function newCaller(): Caller {
+  const id = newUserId();
+  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
+}
+
+/** Through the files service, as a browser would: a link, then a real PUT to storage. */
+export async function upload(
+  h: NotesHarness,
+  caller: Caller,
+  bytes: string | Uint8Array = 'file bytes',
+  { put = true } = {},
+) {
+  const res = await fetch(`${h.files.url}/upload-url`, {
+    method: 'POST',
+    headers: { ...caller.auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ contentType: 'text/plain', filename: 'note.txt' }),
+  });
+  const link = (await res.json()) as { url: string; key: string; headers: Record<string, string> };
+  if (put) {
+    const stored = await fetch(link.url, { method: 'PUT', headers: link.headers, body: bytes });
+    if (!stored.ok) throw new Error(`storage refused the PUT: ${stored.status}`);
+  }
+  return link.key;
+}
+
+/** Polls until `probe` is true; for effects that happen right after a response, not before. */
+export async function eventually(probe: () => Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return probe();
+}
