@@ -32,8 +32,10 @@ export function createServiceApp({ logger, routers, readiness, bodyLimit }: Serv
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
   }
-  app.use(async function notFound() {
-    throw new HttpError(404, messages.notFound);
+  // Sets rather than throws, so the routers' allowedMethods above can still turn it into a 405.
+  app.use(async function notFound(ctx) {
+    ctx.status = 404;
+    ctx.body = { error: messages.notFound };
   });
   return app;
 }

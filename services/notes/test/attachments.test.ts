@@ -9,7 +9,6 @@ beforeAll(async () => {
   h = await startNotes(__filename);
 });
 afterAll(async () => {
-  await h.files.start().catch(() => undefined); // in case a test left it stopped
   await h.close();
 });
 

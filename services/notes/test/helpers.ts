@@ -35,7 +35,9 @@ export class FilesService {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Starts the process unless it is already running. */
   async start(): Promise<void> {
+    if (this.child) return;
     const s3 = testStorageSettings();
     this.child = spawnChild({
       name: 'files',

@@ -1,0 +1,83 @@
+/**
+ * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server
+ * and an S3 server, prepares the bucket and its CORS rule, starts the four services and the
+ * gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './process';
+import { ensureTools, prepareBucket, type RunningServer, startMongo, startStorage } from './servers';
+import { type RunningSystem, startSystem } from './system';
+
+const DEV_STORAGE = {
+  accessKeyId: 'devaccess',
+  secretAccessKey: 'devsecret-devsecret',
+  region: 'us-east-1',
+  bucket: 'content-dev',
+};
+
+async function main(): Promise<void> {
+  const dotenv = join(process.cwd(), '.env');
+  if (existsSync(dotenv)) process.loadEnvFile(dotenv);
+  const env = process.env;
+  const port = Number(env.PORT ?? 3000);
+  const frontendOrigin = env.FRONTEND_ORIGIN ?? `http://localhost:${port}`;
+
+  let jwtSecret = env.JWT_SECRET ?? '';
+  if (!jwtSecret) {
+    jwtSecret = randomBytes(32).toString('hex');
+    console.log('No JWT_SECRET configured: using a random development secret (tokens end with this run).');
+  }
+
+  const dataDir = join(REPO_ROOT, '.data', 'dev');
+  if (!env.MONGO_URL || !env.S3_ENDPOINT) ensureTools();
+  const storageSettings = {
+    accessKeyId: env.S3_ACCESS_KEY_ID ?? DEV_STORAGE.accessKeyId,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? DEV_STORAGE.secretAccessKey,
+    region: env.STORAGE_REGION ?? DEV_STORAGE.region,
+    bucket: env.STORAGE_BUCKET ?? DEV_STORAGE.bucket,
+  };
+
+  const servers: RunningServer[] = [];
+  let system: RunningSystem | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('Stopping…');
+    await system?.stop();
+    await Promise.all(servers.map((s) => s.stop()));
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  try {
+    const [mongo, storage] = await Promise.all([
+      startMongo({ dataDir }),
+      startStorage({ dataDir, ...storageSettings }),
+    ]);
+    servers.push(mongo, storage);
+    console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
+    console.log(`S3 storage:       ${storage.kind} at ${storage.url}`);
+    await prepareBucket({ endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') });
+
+    system = await startSystem({
+      dataDir,
+      mongoUrl: mongo.url,
+      storage: { endpoint: storage.url, publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? storage.url, ...storageSettings },
+      jwtSecret,
+      jwtExpiresIn: env.JWT_EXPIRES_IN ?? '1h',
+      gatewayPort: port,
+      frontendOrigin,
+    });
+    console.log(`Logs:             ${join(dataDir, 'logs')}`);
+    console.log(`Ready: the content service is at http://localhost:${port} (Ctrl-C stops it)`);
+  } catch (err) {
+    console.error(`Could not start: ${(err as Error).message}`);
+    await stop(1);
+  }
+}
+
+void main();

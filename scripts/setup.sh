@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Everything `npm start` and `npm test` need, done only when missing or stale:
+# npm dependencies (with Node 24 from the `node` package), the Go-built servers, the build.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm dependencies" >&2
+  # `npm install`, not `npm ci`: npm 11 records only this platform's optional binaries in the
+  # lockfile and `npm ci` then refuses it (npm/cli#4828, #8320). install keeps to the lockfile.
+  npm install --no-audit --no-fund --loglevel=error
+fi
+
+if [ -z "${MONGO_URL:-}" ] || [ -z "${S3_ENDPOINT:-}" ]; then
+  bash scripts/install-tools.sh
+fi
+
+echo "setup: building (tsc -b)" >&2
+node_modules/.bin/tsc -b
