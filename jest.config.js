@@ -25,6 +25,8 @@ module.exports = {
   globalSetup: './libs/testkit/dist/src/global-setup.js',
   globalTeardown: './libs/testkit/dist/src/global-teardown.js',
   maxWorkers: 2,
+  // A global option: jest ignores it inside a project. Real servers and processes need more than 5 s.
+  testTimeout: 30_000,
   // A workspace without tests yet is skipped rather than breaking the run.
   projects: WORKSPACES.filter((dir) => existsSync(join(__dirname, dir, 'test'))).map((dir) => ({
     displayName: dir,
@@ -33,6 +35,5 @@ module.exports = {
     testMatch: ['**/*.test.ts'],
     testEnvironment: 'node',
     transform: { '^.+\\.ts$': swc },
-    testTimeout: 30_000,
   })),
 };

@@ -1,4 +1,4 @@
-import type { RequestListener, Server } from 'node:http';
+import type { RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { Logger } from '@cs/log';
 
@@ -44,8 +44,16 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   server.requestTimeout = 30_000;
+  // Responses not finished yet. On shutdown they are told `Connection: close`, and each
+  // connection is closed as soon as it goes idle, so draining ends with the last response.
+  const inFlight = new Set<ServerResponse>();
   server.prependListener('request', (_req, res) => {
+    inFlight.add(res);
     if (closing) res.setHeader('connection', 'close');
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -62,6 +70,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const close = (): Promise<void> => {
     closed ??= (async () => {
       closing = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => {

@@ -1,0 +1,62 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
+import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
+import { TEST_FRONTEND_ORIGIN, TEST_JWT_SECRET } from '@cs/testkit';
+
+export interface GatewayProcess {
+  url: string;
+  child: Child;
+  stop(): Promise<number | string | null>;
+}
+
+/** The built gateway as its own process, with the environment a deployment would give it. */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const port = await freePort();
+  const child = spawnChild({
+    name: 'gateway',
+    command: process.execPath,
+    args: [join(REPO_ROOT, 'gateway/dist/src/server.js')],
+    env: { PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, FRONTEND_ORIGIN: TEST_FRONTEND_ORIGIN, LOG_LEVEL: 'warn', ...env },
+    logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('gateway', () => httpOk(`${url}/healthz`), { child });
+  return { url, child, stop: () => child.stop() };
+}
+
+export interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A real upstream that records what reached it and answers with it, after `delayMs`. */
+export async function echoUpstream({ delayMs = 0, answer = true } = {}) {
+  const seen: Seen[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+      seen.push(entry);
+      if (!answer) return;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(entry));
+      }, delayMs);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
