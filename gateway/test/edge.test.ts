@@ -1,5 +1,5 @@
+import { newUserId, TEST_FRONTEND_ORIGIN, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { TEST_FRONTEND_ORIGIN, tokenFor, newUserId } from '@cs/testkit';
 import { echoUpstream, type GatewayProcess, spawnGateway } from './helpers';
 
 type Upstream = Awaited<ReturnType<typeof echoUpstream>>;
@@ -100,7 +100,11 @@ describe('the gateway at its edges', () => {
     const statuses: number[] = [];
     let last: Response | undefined;
     for (let i = 0; i < 4; i++) {
-      last = await fetch(`${gateway.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      last = await fetch(`${gateway.url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       statuses.push(last.status);
     }
 
@@ -115,7 +119,11 @@ describe('the gateway at its edges', () => {
     const preflight = (origin: string) =>
       fetch(`${gateway.url}/api/posts`, {
         method: 'OPTIONS',
-        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'authorization,content-type',
+        },
       });
 
     const allowed = await preflight(TEST_FRONTEND_ORIGIN);

@@ -16,7 +16,13 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     name: 'gateway',
     command: process.execPath,
     args: [join(REPO_ROOT, 'gateway/dist/src/server.js')],
-    env: { PORT: String(port), JWT_SECRET: TEST_JWT_SECRET, FRONTEND_ORIGIN: TEST_FRONTEND_ORIGIN, LOG_LEVEL: 'warn', ...env },
+    env: {
+      PORT: String(port),
+      JWT_SECRET: TEST_JWT_SECRET,
+      FRONTEND_ORIGIN: TEST_FRONTEND_ORIGIN,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`),
   });
   const url = `http://127.0.0.1:${port}`;
@@ -38,7 +44,12 @@ export async function echoUpstream({ delayMs = 0, answer = true } = {}) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+      const entry = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
       seen.push(entry);
       if (!answer) return;
       setTimeout(() => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunningSystem } from '@cs/devstack';
 import { startTestSystem } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 
 let system: RunningSystem;
@@ -33,7 +33,10 @@ describe('the gateway, in front of the real services', () => {
     const token = await register();
     const auth = { Authorization: `Bearer ${token}` };
 
-    const post = await http.post('/api/posts').set(auth).send({ title: 'Via gateway', body: 'Through the front door.' });
+    const post = await http
+      .post('/api/posts')
+      .set(auth)
+      .send({ title: 'Via gateway', body: 'Through the front door.' });
     expect(post.status).toBe(201);
     expect((await http.get(`/api/posts/${post.body._id}`).set(auth)).body.title).toBe('Via gateway');
     expect((await http.get('/api/posts/my-posts').set(auth)).body).toHaveLength(1);

@@ -1,13 +1,20 @@
-import { describe, expect, it } from '@jest/globals';
 import { newUserId, tokenFor } from '@cs/testkit';
+import { describe, expect, it } from '@jest/globals';
 import { echoUpstream, spawnGateway } from './helpers';
 
 describe('gateway shutdown', () => {
   it('when SIGTERM arrives during a request, then the request still completes and the process exits 0', async () => {
     const slow = await echoUpstream({ delayMs: 1000 });
-    const gateway = await spawnGateway({ IDENTITY_URL: slow.url, POSTS_URL: slow.url, NOTES_URL: slow.url, FILES_URL: slow.url });
+    const gateway = await spawnGateway({
+      IDENTITY_URL: slow.url,
+      POSTS_URL: slow.url,
+      NOTES_URL: slow.url,
+      FILES_URL: slow.url,
+    });
     try {
-      const inFlight = fetch(`${gateway.url}/api/posts/my-posts`, { headers: { Authorization: `Bearer ${tokenFor(newUserId())}` } });
+      const inFlight = fetch(`${gateway.url}/api/posts/my-posts`, {
+        headers: { Authorization: `Bearer ${tokenFor(newUserId())}` },
+      });
       await new Promise((r) => setTimeout(r, 200));
       const exited = gateway.stop();
 
