@@ -80,7 +80,7 @@ export function createUploads({
         .findOneAndUpdate(
           { key, ownerId, state: 'issued' },
           { $set: { state: 'attached', attachedAt: new Date() } },
-          { new: true },
+          { returnDocument: 'after' },
         )
         .lean<UploadRecord>();
       if (!claimed) throw new HttpError(409, messages.notClaimable);
@@ -102,7 +102,7 @@ export function createUploads({
         .findOneAndUpdate(
           { key, ownerId, state: trusted({ $in: RELEASABLE }) },
           { $set: { state: 'releasing', lockedUntil: new Date(Date.now() + LEASE_MS) } },
-          { new: true },
+          { returnDocument: 'after' },
         )
         .lean<UploadRecord>();
       if (taken) await finishRelease(key);
@@ -125,7 +125,7 @@ export function createUploads({
               ],
             },
             { $set: { state: 'releasing', lockedUntil: new Date(now + LEASE_MS) }, $inc: { attempts: 1 } },
-            { new: true },
+            { returnDocument: 'after' },
           )
           .lean<UploadRecord>();
         if (!record) break;

@@ -67,7 +67,7 @@ export function createNotes({ notes, files, outbox }: { notes: NoteModel; files:
         .findOneAndUpdate(
           { _id: id, authorId, attachmentKey: previousKey },
           { $set: changes },
-          { new: true, runValidators: true },
+          { returnDocument: 'after', runValidators: true },
         )
         .lean<NoteRecord>();
       if (!updated) {

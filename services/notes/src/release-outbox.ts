@@ -35,7 +35,7 @@ export function createReleaseOutbox({
       .findOneAndUpdate(
         id ? { _id: id, ...due } : due,
         { $set: { dueAt: new Date(now + LEASE_MS) }, $inc: { attempts: 1 } },
-        { new: true, sort: { dueAt: 1 } },
+        { returnDocument: 'after', sort: { dueAt: 1 } },
       )
       .lean<PendingRelease>();
   }

@@ -64,7 +64,7 @@ export function createPosts(posts: PostModel) {
      */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
       // No projection: FerretDB does not implement it on findAndModify, and the schema is strict.
-      const options = { new: true, runValidators: true } as const;
+      const options = { returnDocument: 'after', runValidators: true } as const;
       let record: PostRecord | null = null;
       if (changes.status === 'published') {
         record = await posts
@@ -94,7 +94,7 @@ export function createPosts(posts: PostModel) {
         .findOneAndUpdate(
           { _id: postId, authorId: userId, status: 'draft' },
           { $set: { status: 'published', publishedAt: new Date() } },
-          { new: true, runValidators: true },
+          { returnDocument: 'after', runValidators: true },
         )
         .lean<PostRecord>();
       if (record) return toPost(record);
