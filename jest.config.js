@@ -4,6 +4,7 @@ const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
 const WORKSPACES = [
+  'libs/contract',
   'libs/config',
   'libs/auth',
   'libs/koa',

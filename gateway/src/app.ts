@@ -4,11 +4,15 @@ import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
+import { docsRoutes } from './docs';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
 import { createUpstreamProxy } from './proxy';
 import { checkUpstreams } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
+
+/** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
 function limiter(perWindow: number, windowMs: number) {
   if (perWindow <= 0) return (_req: Request, _res: Response, next: NextFunction) => next();
@@ -64,6 +68,12 @@ export function createGateway(config: Config, logger: Logger) {
     const ready = Object.values(services).every(Boolean);
     res.status(ready ? 200 : 503).json(ready ? { status: 'ready', services } : { error: 'Not ready', services });
   });
+
+  app.use(function knownMethods(req: Request, res: Response, next: NextFunction) {
+    if (METHODS.has(req.method)) return next();
+    sendError(res, 405, messages.methodNotAllowed, { allow: [...METHODS].join(', ') });
+  });
+  app.use(docsRoutes());
 
   app.use(function route(req: Request, res: Response, next: NextFunction) {
     const found = resolveRoute(req.method, req.path);

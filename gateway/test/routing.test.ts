@@ -1,14 +1,13 @@
 import type { RunningSystem } from '@cs/devstack';
-import { startTestSystem } from '@cs/testkit';
+import { api, startTestSystem } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
 
 let system: RunningSystem;
-let http: ReturnType<typeof request>;
+let http: ReturnType<typeof api>;
 
 beforeAll(async () => {
   system = await startTestSystem({ env: { AUTH_RATE_LIMIT: '0' } });
-  http = request(system.gatewayUrl);
+  http = api(system.gatewayUrl);
 }, 60_000);
 afterAll(async () => {
   await system?.stop();

@@ -1,16 +1,15 @@
 import type { RunningSystem } from '@cs/devstack';
 import { ObjectStorage } from '@cs/storage';
-import { startTestSystem, testStorageSettings } from '@cs/testkit';
+import { api, startTestSystem, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
 
 let system: RunningSystem;
-let http: ReturnType<typeof request>;
+let http: ReturnType<typeof api>;
 const bucket = new ObjectStorage(testStorageSettings());
 
 beforeAll(async () => {
   system = await startTestSystem({ env: { AUTH_RATE_LIMIT: '0' } });
-  http = request(system.gatewayUrl);
+  http = api(system.gatewayUrl);
 }, 60_000);
 afterAll(async () => {
   bucket.destroy();

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     console.log('No JWT_SECRET configured: using a random development secret (tokens end with this run).');
   }
 
-  const dataDir = join(REPO_ROOT, '.data', 'dev');
+  const dataDir = env.DEV_DATA_DIR ?? join(REPO_ROOT, '.data', 'dev');
   if (!env.MONGO_URL || !env.S3_ENDPOINT) ensureTools();
   const storageSettings = {
     accessKeyId: env.S3_ACCESS_KEY_ID ?? DEV_STORAGE.accessKeyId,

@@ -44,6 +44,7 @@ export const messages = {
   invalidToken: 'Invalid or expired token',
   invalidId: 'Invalid ID format',
   notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed',
   malformedJson: 'Malformed JSON body',
   bodyTooLarge: 'Request body too large',
   unsupportedMediaType: 'Content-Type must be application/json',

@@ -20,6 +20,8 @@ export interface ServiceAppOptions {
  * Every service's stack, in one order: request id → access log → errors → JSON body → health →
  * routes → JSON 404. A service only brings its routers and its readiness checks.
  */
+const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
+
 export function createServiceApp({ logger, routers, readiness, bodyLimit }: ServiceAppOptions): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
@@ -30,7 +32,10 @@ export function createServiceApp({ logger, routers, readiness, bodyLimit }: Serv
   const health = healthRoutes(Object.fromEntries(Object.entries(readiness).map(([k, c]) => [k, withTimeout(c)])));
   for (const router of [health, ...routers]) {
     app.use(router.routes());
-    app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
+    // An unknown method (TRACE, PATCH...) is the client's mistake too: 405, never the router's 501.
+    app.use(
+      router.allowedMethods({ throw: true, methodNotAllowed: methodNotAllowed, notImplemented: methodNotAllowed }),
+    );
   }
   // Sets rather than throws, so the routers' allowedMethods above can still turn it into a 405.
   app.use(async function notFound(ctx) {

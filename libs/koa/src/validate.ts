@@ -6,7 +6,14 @@ import type { AppMiddleware } from './context';
  * One ajv instance for all request schemas. Unknown properties are removed where a schema says
  * `additionalProperties: false`, so extra fields are ignored and never reach a write.
  */
-const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, strict: true });
+// strictRequired is off: `anyOf: [{required: ['a']}, ...]` ("at least one of") is an OpenAPI idiom.
+const ajv = new Ajv({
+  allErrors: true,
+  removeAdditional: true,
+  useDefaults: true,
+  strict: true,
+  strictRequired: false,
+});
 
 /** A field's message, or one per failing ajv keyword with `default` for the rest. */
 export type Messages = Readonly<Record<string, string | Readonly<Record<string, string>>>>;
@@ -30,6 +37,8 @@ export function compileCheck(schema: SchemaObject, messages: Messages = {}): Che
     if (validate(data)) return undefined;
     const entries = new Map<string, ValidationEntry>();
     for (const error of validate.errors ?? []) {
+      // Inside anyOf/oneOf, each branch's failure is noise; the combinator's own error speaks.
+      if (/\/(anyOf|oneOf)\/\d+\//.test(error.schemaPath)) continue;
       const field = fieldOf(error);
       if (!entries.has(field)) entries.set(field, { field, message: messageFor(messages, field, error) });
     }

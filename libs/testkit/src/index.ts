@@ -1,4 +1,5 @@
 export * from './constants';
+export * from './contract';
 export * from './database';
 export * from './logs';
 export * from './system';

@@ -1,5 +1,6 @@
 import { ObjectStorage } from '@cs/storage';
 import {
+  api,
   captureLogger,
   newUserId,
   openTestDatabase,
@@ -8,14 +9,13 @@ import {
   testStorageSettings,
   tokenFor,
 } from '@cs/testkit';
-import request from 'supertest';
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
 import { type UploadModel, uploadModel } from '../src/model';
 import type { Uploads } from '../src/uploads';
 
 export interface FilesHarness {
-  http: ReturnType<typeof request>;
+  http: ReturnType<typeof api>;
   model: UploadModel;
   uploads: Uploads;
   /** A storage client of the test's own, to look at what really is in the bucket. */
@@ -48,7 +48,7 @@ export async function startFiles(
   const { app, uploads, storage } = await createApp({ config, connection: database.connection, logger: logs.logger });
   const bucket = new ObjectStorage(s3);
   return {
-    http: request(app.callback()),
+    http: api(app.callback()),
     model: uploadModel(database.connection),
     uploads,
     bucket,

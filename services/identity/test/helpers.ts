@@ -1,12 +1,11 @@
-import { captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
-import request from 'supertest';
+import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type UserModel, userModel } from '../src/model';
 
 export const TEST_CONFIG = { JWT_SECRET: TEST_JWT_SECRET, JWT_EXPIRES_IN: '1h', BCRYPT_COST: 4 };
 
 export interface IdentityHarness {
-  http: ReturnType<typeof request>;
+  http: ReturnType<typeof api>;
   users: UserModel;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
@@ -21,7 +20,7 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
     connection: db.connection,
     logger: logs.logger,
   });
-  return { http: request(app.callback()), users: userModel(db.connection), db, logs };
+  return { http: api(app.callback()), users: userModel(db.connection), db, logs };
 }
 
 let counter = 0;

@@ -1,6 +1,5 @@
-import { captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, testDatabaseUrl } from '@cs/testkit';
+import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, testDatabaseUrl } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
 import { userModel } from '../src/model';
@@ -20,7 +19,7 @@ describe('the production bcrypt cost', () => {
     expect(config.BCRYPT_COST).toBe(12);
 
     const app = await createApp({ config, connection: db.connection, logger: captureLogger().logger });
-    await request(app.callback())
+    await api(app.callback())
       .post('/api/auth/register')
       .send({ email: 'cost@example.com', password: 'password-12' })
       .expect(201);

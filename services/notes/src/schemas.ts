@@ -1,27 +1,11 @@
-/** The notes resource's request rules (DESIGN.md), as ajv schemas with their messages. */
-export const NOTE_LIMITS = { titleMax: 200, bodyMax: 100_000 } as const;
+/**
+ * The notes resource's messages. The request schemas are the OpenAPI document's own
+ * (`@cs/contract`), so validation and the document cannot drift.
+ */
+import { createNoteSchema, LIMITS, updateNoteSchema } from '@cs/contract';
 
-/** The shape of a key; the files service decides whether it is really the caller's. */
-export const ATTACHMENT_KEY_PATTERN = '^uploads/[A-Za-z0-9-]{1,64}\\.[a-z0-9]{1,16}$';
-
-const properties = {
-  title: { type: 'string', pattern: '\\S', maxLength: NOTE_LIMITS.titleMax },
-  body: { type: 'string', maxLength: NOTE_LIMITS.bodyMax },
-  attachmentKey: { anyOf: [{ type: 'string', pattern: ATTACHMENT_KEY_PATTERN }, { type: 'null' }] },
-} as const;
-
-export const createNoteSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['title'],
-  properties,
-} as const;
-
-export const updateNoteSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties,
-} as const;
+export { createNoteSchema, updateNoteSchema };
+export const NOTE_LIMITS = { titleMax: LIMITS.noteTitleMax, bodyMax: LIMITS.noteBodyMax } as const;
 
 export const messages = {
   titleRequired: `title is required and must be 1 to ${NOTE_LIMITS.titleMax} characters`,
@@ -39,6 +23,7 @@ export const messages = {
 } as const;
 
 export const noteMessages = {
+  '': messages.noSupportedFields,
   title: messages.titleRequired,
   body: messages.bodyInvalid,
   attachmentKey: messages.attachmentKeyInvalid,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
 import { ObjectStorage } from '@cs/storage';
 import {
+  api,
   captureLogger,
   newUserId,
   openTestDatabase,
@@ -10,7 +11,6 @@ import {
   testStorageSettings,
   tokenFor,
 } from '@cs/testkit';
-import request from 'supertest';
 import { createApp } from '../src/app';
 import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseModel } from '../src/model';
 import type { ReleaseOutbox } from '../src/release-outbox';
@@ -71,7 +71,7 @@ export class FilesService {
 }
 
 export interface NotesHarness {
-  http: ReturnType<typeof request>;
+  http: ReturnType<typeof api>;
   notes: NoteModel;
   pending: PendingReleaseModel;
   outbox: ReleaseOutbox;
@@ -86,14 +86,23 @@ export async function startNotes(file: string): Promise<NotesHarness> {
   await files.start();
   const db = await openTestDatabase(file);
   const logs = captureLogger('notes');
-  const { app, outbox } = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: files.url, FILES_TIMEOUT: 2000 },
-    connection: db.connection,
-    logger: logs.logger,
-  });
+  let built: Awaited<ReturnType<typeof createApp>>;
+  try {
+    built = await createApp({
+      config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: files.url, FILES_TIMEOUT: 2000 },
+      connection: db.connection,
+      logger: logs.logger,
+    });
+  } catch (err) {
+    // Never leave the files process behind when the suite cannot start.
+    await files.dispose();
+    await db.drop();
+    throw err;
+  }
+  const { app, outbox } = built;
   const bucket = new ObjectStorage(testStorageSettings());
   return {
-    http: request(app.callback()),
+    http: api(app.callback()),
     notes: noteModel(db.connection),
     pending: pendingReleaseModel(db.connection),
     outbox,

@@ -1,15 +1,18 @@
 /**
- * The posts resource's rules, as data: the ajv schema of the validation step on create, the
- * contract's messages, and the list query's limits. The OpenAPI document reuses the schemas.
+ * The posts resource's rules, as data: the contract's messages and the list query's limits. The
+ * validation step's schema is the OpenAPI document's own (`@cs/contract`), so they cannot drift.
  */
+import { createPostSchema, LIMITS, TAG_PATTERN } from '@cs/contract';
+
+export { createPostSchema, TAG_PATTERN };
 export const STATUSES = ['draft', 'published'] as const;
 export type PostStatus = (typeof STATUSES)[number];
 
 export const POST_LIMITS = {
-  titleMax: 200,
-  bodyMin: 10,
-  bodyMax: 50_000,
-  tagsMax: 10,
+  titleMax: LIMITS.postTitleMax,
+  bodyMin: LIMITS.postBodyMin,
+  bodyMax: LIMITS.postBodyMax,
+  tagsMax: LIMITS.postTagsMax,
   pageDefault: 1,
   limitDefault: 20,
   limitMax: 50,
@@ -18,7 +21,6 @@ export const POST_LIMITS = {
 } as const;
 
 /** A tag as a client may send it; it is lowercased before use. */
-export const TAG_PATTERN = '^[A-Za-z0-9-]{1,40}$';
 export const TAG = new RegExp(TAG_PATTERN);
 
 export const messages = {
@@ -36,25 +38,6 @@ export const messages = {
   createFailed: 'Failed to create post',
   updateFailed: 'Failed to update post',
   deleteFailed: 'Failed to delete post',
-} as const;
-
-/** Trimmed length ≥ 1 and ≥ 10, as patterns, so ajv can say it before the handler runs. */
-const NON_BLANK = '\\S';
-const TEN_AFTER_TRIM = '\\S[\\s\\S]{8,}\\S';
-
-export const createPostSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['title', 'body'],
-  properties: {
-    title: { type: 'string', pattern: NON_BLANK, maxLength: POST_LIMITS.titleMax },
-    body: { type: 'string', pattern: TEN_AFTER_TRIM, maxLength: POST_LIMITS.bodyMax },
-    tags: {
-      type: 'array',
-      maxItems: POST_LIMITS.tagsMax,
-      items: { type: 'string', pattern: TAG_PATTERN },
-    },
-  },
 } as const;
 
 export const createPostMessages = {

@@ -1,12 +1,19 @@
-import { captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, tokenFor } from '@cs/testkit';
+import {
+  api,
+  captureLogger,
+  newUserId,
+  openTestDatabase,
+  TEST_JWT_SECRET,
+  type TestDatabase,
+  tokenFor,
+} from '@cs/testkit';
 import { Types } from 'mongoose';
-import request from 'supertest';
 import { createApp } from '../src/app';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
 import { createPosts, type Posts } from '../src/posts';
 
 export interface PostsHarness {
-  http: ReturnType<typeof request>;
+  http: ReturnType<typeof api>;
   model: PostModel;
   posts: Posts;
   db: TestDatabase;
@@ -22,7 +29,7 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  return { http: request(app.callback()), model, posts: createPosts(model), db, logs };
+  return { http: api(app.callback()), model, posts: createPosts(model), db, logs };
 }
 
 export interface Author {

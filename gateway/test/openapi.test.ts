@@ -1,0 +1,84 @@
+import { API_VERSION, openApiDocument } from '@cs/contract';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { resolveRoute } from '../src/route-table';
+import { echoUpstream, type GatewayProcess, spawnGateway } from './helpers';
+
+let gateway: GatewayProcess;
+let upstream: Awaited<ReturnType<typeof echoUpstream>>;
+
+beforeAll(async () => {
+  upstream = await echoUpstream();
+  gateway = await spawnGateway({
+    IDENTITY_URL: upstream.url,
+    POSTS_URL: upstream.url,
+    NOTES_URL: upstream.url,
+    FILES_URL: upstream.url,
+  });
+});
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+const SAMPLE_ID = '0123456789abcdef01234567';
+const HTTP_METHODS = ['get', 'post', 'put', 'delete'] as const;
+
+describe('the API document', () => {
+  it('when /openapi.json is fetched, then it is the OpenAPI 3.1 document the tests check against', async () => {
+    const res = await fetch(`${gateway.url}/openapi.json`);
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const doc = (await res.json()) as typeof openApiDocument;
+    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe(API_VERSION);
+  });
+
+  it('when /docs is opened, then a reference page and its assets come from the gateway itself', async () => {
+    const page = await fetch(`${gateway.url}/docs`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain('/docs/assets/swagger-ui-bundle.js');
+    expect(html).not.toMatch(/https?:\/\//);
+
+    for (const asset of ['/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css', '/docs/init.js']) {
+      const res = await fetch(`${gateway.url}${asset}`);
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+    expect((await fetch(`${gateway.url}/docs/assets/package.json`)).status).toBe(404);
+    expect((await fetch(`${gateway.url}/docs/assets/..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it('when each documented operation is looked up in the routing table, then the gateway routes it with the same auth rule', () => {
+    for (const [template, item] of Object.entries(openApiDocument.paths)) {
+      if (template === '/healthz' || template === '/readyz') continue;
+      const path = template.replace('{id}', SAMPLE_ID);
+      for (const method of HTTP_METHODS) {
+        const op = (item as Record<string, { security?: Record<string, unknown>[] } | undefined>)[method];
+        if (!op) continue;
+        const route = resolveRoute(method.toUpperCase(), path);
+        expect({ template, method, routed: route !== undefined }).toEqual({ template, method, routed: true });
+        const documented =
+          op.security?.length === 0
+            ? 'none'
+            : op.security?.some((s) => Object.keys(s).length === 0)
+              ? 'optional'
+              : 'required';
+        expect({ template, method, auth: route?.auth }).toEqual({ template, method, auth: documented });
+      }
+    }
+  });
+
+  it('when a protected operation is documented, then it declares 401 and the bearer scheme', () => {
+    for (const item of Object.values(openApiDocument.paths)) {
+      for (const op of Object.values(item) as {
+        security?: Record<string, unknown>[];
+        responses: Record<string, unknown>;
+      }[]) {
+        if (op.security?.some((s) => 'bearerAuth' in s)) expect(op.responses).toHaveProperty('401');
+      }
+    }
+  });
+});

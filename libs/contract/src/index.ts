@@ -1,0 +1,3 @@
+export { createConformanceChecker, type ObservedResponse } from './conformance';
+export { API_VERSION, openApiDocument } from './openapi';
+export * from './schemas';

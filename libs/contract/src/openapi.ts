@@ -1,0 +1,338 @@
+/**
+ * The OpenAPI 3.1 document of every public route of the gateway: request and response schemas,
+ * every status code with its error shape, and the bearer security scheme. The gateway serves it
+ * at /openapi.json; the test suites check every response they receive against it.
+ */
+import * as s from './schemas';
+
+export const API_VERSION = '1.0.0';
+
+type Schema = Record<string, unknown>;
+type AuthRule = 'required' | 'optional' | 'none';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Schema) => ({ 'application/json': { schema } });
+const response = (description: string, schema?: Schema, headers?: Schema) => ({
+  description,
+  ...(schema ? { content: json(schema) } : {}),
+  ...(headers ? { headers } : {}),
+});
+
+/** Error responses shared by operations, each with the contract's `{error}` shape. */
+const errorResponses = {
+  BadRequest: response('The request is malformed or breaks a rule.', {
+    oneOf: [ref('Error'), ref('ValidationErrors')],
+  }),
+  Unauthorized: response('No Bearer token (no-token-provided), or an invalid or expired one.', ref('Error')),
+  NotFound: response('No such resource, or not the caller’s.', ref('Error')),
+  Conflict: response('The resource changed at the same time, or is in another state.', ref('Error')),
+  PayloadTooLarge: response('The body is larger than 100 kB.', ref('Error')),
+  UnsupportedMediaType: response('A body that is not JSON.', ref('Error')),
+  TooManyRequests: response('Over the rate limit for this client.', ref('Error'), {
+    'Retry-After': { description: 'Seconds to wait.', schema: { type: 'string' } },
+  }),
+  ServerError: response('An unexpected failure; the message names the operation.', ref('Error')),
+  BadGateway: response('The owning service could not be reached.', ref('Error')),
+  Unavailable: response('A dependency (database, storage, the files service) is unavailable.', ref('Error')),
+  GatewayTimeout: response('The owning service did not answer in time.', ref('Error')),
+} as const;
+
+type ErrorName = keyof typeof errorResponses;
+const STATUS: Record<ErrorName, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  TooManyRequests: 429,
+  ServerError: 500,
+  BadGateway: 502,
+  Unavailable: 503,
+  GatewayTimeout: 504,
+};
+
+interface OperationSpec {
+  id: string;
+  summary: string;
+  tag: string;
+  auth: AuthRule;
+  body?: Schema;
+  query?: { name: string; description: string }[];
+  pathId?: string;
+  ok: { status: number; description: string; schema?: Schema };
+  errors?: ErrorName[];
+}
+
+function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [] }: OperationSpec) {
+  const names = new Set<ErrorName>(errors);
+  if (body) for (const n of ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'] as const) names.add(n);
+  if (auth !== 'none') names.add('Unauthorized');
+  if (pathId) {
+    names.add('BadRequest');
+    names.add('NotFound');
+  }
+  for (const n of ['TooManyRequests', 'ServerError', 'BadGateway', 'Unavailable', 'GatewayTimeout'] as const)
+    names.add(n);
+  const responses: Record<string, unknown> = { [ok.status]: response(ok.description, ok.schema) };
+  for (const n of [...names].sort((a, b) => STATUS[a] - STATUS[b])) {
+    responses[STATUS[n]] = { $ref: `#/components/responses/${n}` };
+  }
+  const parameters = [
+    ...(pathId
+      ? [
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: pathId,
+            schema: { type: 'string', pattern: s.OBJECT_ID_PATTERN },
+          },
+        ]
+      : []),
+    ...(query ?? []).map((q) => ({
+      name: q.name,
+      in: 'query',
+      required: false,
+      description: q.description,
+      schema: { type: 'string' },
+    })),
+  ];
+  return {
+    operationId: id,
+    summary,
+    tags: [tag],
+    ...(auth === 'required'
+      ? { security: [{ bearerAuth: [] }] }
+      : auth === 'optional'
+        ? { security: [{}, { bearerAuth: [] }] }
+        : { security: [] }),
+    ...(parameters.length ? { parameters } : {}),
+    ...(body ? { requestBody: { required: true, content: json(body) } } : {}),
+    responses,
+  };
+}
+
+const POST_ID = 'The post’s record identifier (24 hex digits; anything else is 400).';
+const NOTE_ID = 'The note’s record identifier (24 hex digits; anything else is 400).';
+
+const attachment = (id: string) => ({
+  get: operation({
+    id,
+    summary: 'A signed download link (GET, 3600 s) for the note’s attachment.',
+    tag: 'notes',
+    auth: 'required',
+    pathId: NOTE_ID,
+    ok: { status: 200, description: 'The link.', schema: ref('DownloadLink') },
+  }),
+});
+
+const uploadUrl = (id: string) => ({
+  post: operation({
+    id,
+    summary: 'A signed link for one PUT of a file straight to storage, valid for 300 s.',
+    tag: 'files',
+    auth: 'required',
+    body: ref('UploadRequest'),
+    ok: {
+      status: 200,
+      description: 'The link, the key, and the exact headers to send with the PUT.',
+      schema: ref('UploadLink'),
+    },
+  }),
+});
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Content service API',
+    version: API_VERSION,
+    description:
+      'Accounts and login with signed tokens, posts, notes, and time-limited links for direct upload to and download from object storage. Errors are `{error}`; the validation step answers `{errors: [{field, message}]}`. Bodies are JSON, at most 100 kB.',
+  },
+  servers: [{ url: '/' }],
+  tags: [
+    { name: 'auth', description: 'Register and log in.' },
+    { name: 'posts', description: 'Posts: drafts, publishing, the public list.' },
+    { name: 'notes', description: 'Notes owned by a user, with an optional attachment.' },
+    { name: 'files', description: 'Signed upload links.' },
+    { name: 'health', description: 'Liveness and readiness.' },
+  ],
+  paths: {
+    '/api/auth/register': {
+      post: operation({
+        id: 'register',
+        summary: 'Create an account; returns a token.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('Credentials'),
+        ok: { status: 201, description: 'Registered.', schema: ref('Token') },
+      }),
+    },
+    '/api/auth/login': {
+      post: operation({
+        id: 'login',
+        summary: 'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('Credentials'),
+        ok: { status: 200, description: 'Logged in.', schema: ref('Token') },
+        errors: ['Unauthorized'],
+      }),
+    },
+    '/api/posts': {
+      get: operation({
+        id: 'listPosts',
+        summary: 'Published posts, newest first, paginated, optionally by tag.',
+        tag: 'posts',
+        auth: 'optional',
+        query: [
+          { name: 'page', description: 'Positive integer, default 1; anything else falls back to 1.' },
+          { name: 'limit', description: 'Positive integer, default 20, capped at 50; anything else falls back to 20.' },
+          { name: 'tag', description: 'Applied only when it matches ^[a-z0-9-]{1,40}$ (any case); lowercased.' },
+        ],
+        ok: { status: 200, description: 'One page.', schema: ref('PostPage') },
+      }),
+      post: operation({
+        id: 'createPost',
+        summary: 'Create a post (a draft) owned by the caller.',
+        tag: 'posts',
+        auth: 'required',
+        body: ref('CreatePost'),
+        ok: { status: 201, description: 'Created.', schema: ref('Post') },
+      }),
+    },
+    '/api/posts/my-posts': {
+      get: operation({
+        id: 'myPosts',
+        summary: 'The caller’s posts of both statuses, newest first.',
+        tag: 'posts',
+        auth: 'required',
+        ok: { status: 200, description: 'The posts.', schema: { type: 'array', items: ref('Post') } },
+      }),
+    },
+    '/api/posts/{id}': {
+      get: operation({
+        id: 'getPost',
+        summary: 'A post; a draft only to its author.',
+        tag: 'posts',
+        auth: 'optional',
+        pathId: POST_ID,
+        ok: { status: 200, description: 'The post.', schema: ref('Post') },
+      }),
+      put: operation({
+        id: 'updatePost',
+        summary: 'Change title, body or status of the caller’s post.',
+        tag: 'posts',
+        auth: 'required',
+        pathId: POST_ID,
+        body: ref('UpdatePost'),
+        ok: { status: 200, description: 'The updated post.', schema: ref('Post') },
+      }),
+      delete: operation({
+        id: 'deletePost',
+        summary: 'Delete the caller’s post; 204 whether or not one was deleted.',
+        tag: 'posts',
+        auth: 'required',
+        pathId: POST_ID,
+        ok: { status: 204, description: 'Done.' },
+      }),
+    },
+    '/api/notes': {
+      get: operation({
+        id: 'listNotes',
+        summary: 'The caller’s notes, newest first.',
+        tag: 'notes',
+        auth: 'required',
+        ok: { status: 200, description: 'The notes.', schema: { type: 'array', items: ref('Note') } },
+      }),
+      post: operation({
+        id: 'createNote',
+        summary: 'Create a note; an attachmentKey must be an upload of the caller’s.',
+        tag: 'notes',
+        auth: 'required',
+        body: ref('CreateNote'),
+        ok: { status: 201, description: 'Created.', schema: ref('Note') },
+      }),
+    },
+    '/api/notes/{id}': {
+      get: operation({
+        id: 'getNote',
+        summary: 'One of the caller’s notes.',
+        tag: 'notes',
+        auth: 'required',
+        pathId: NOTE_ID,
+        ok: { status: 200, description: 'The note.', schema: ref('Note') },
+      }),
+      put: operation({
+        id: 'updateNote',
+        summary: 'Change title, body or attachmentKey; a replaced attachment is deleted.',
+        tag: 'notes',
+        auth: 'required',
+        pathId: NOTE_ID,
+        body: ref('UpdateNote'),
+        ok: { status: 200, description: 'The updated note.', schema: ref('Note') },
+        errors: ['Conflict'],
+      }),
+      delete: operation({
+        id: 'deleteNote',
+        summary: 'Delete one of the caller’s notes and, right after, its attachment.',
+        tag: 'notes',
+        auth: 'required',
+        pathId: NOTE_ID,
+        ok: { status: 204, description: 'Deleted.' },
+      }),
+    },
+    '/notes/{id}/attachment': attachment('noteAttachment'),
+    '/api/notes/{id}/attachment': attachment('noteAttachmentApi'),
+    '/upload-url': uploadUrl('uploadUrl'),
+    '/api/upload-url': uploadUrl('uploadUrlApi'),
+    '/healthz': {
+      get: {
+        operationId: 'health',
+        summary: 'The gateway process is up.',
+        tags: ['health'],
+        security: [],
+        responses: { 200: response('Up.', ref('Health')) },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'ready',
+        summary: 'Every service, and their databases and storage, answers.',
+        tags: ['health'],
+        security: [],
+        responses: { 200: response('Ready.', ref('Readiness')), 503: response('Not ready.', ref('Readiness')) },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'HS256; the only custom claim is `id`.',
+      },
+    },
+    schemas: {
+      Credentials: s.credentialsSchema,
+      CreatePost: s.createPostSchema,
+      UpdatePost: s.updatePostSchema,
+      CreateNote: s.createNoteSchema,
+      UpdateNote: s.updateNoteSchema,
+      UploadRequest: s.uploadRequestSchema,
+      Error: s.errorSchema,
+      ValidationErrors: s.validationErrorsSchema,
+      Token: s.tokenSchema,
+      Post: s.postSchema,
+      PostPage: s.postPageSchema,
+      Note: s.noteSchema,
+      UploadLink: s.uploadLinkSchema,
+      DownloadLink: s.downloadLinkSchema,
+      Health: s.healthSchema,
+      Readiness: s.readinessSchema,
+    },
+    responses: errorResponses,
+  },
+} as const;

@@ -1,0 +1,219 @@
+/**
+ * The request and response bodies of the public API, as JSON Schema (2020-12, the dialect of
+ * OpenAPI 3.1). The services validate request bodies with these very objects, and the OpenAPI
+ * document is built from them, so the two cannot drift apart.
+ */
+
+export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
+export const TAG_PATTERN = '^[A-Za-z0-9-]{1,40}$';
+/** The shape of an upload key; the files service decides whether it is really the caller's. */
+export const UPLOAD_KEY_PATTERN = '^uploads/[A-Za-z0-9-]{1,64}\\.[a-z0-9]{1,16}$';
+
+export const LIMITS = {
+  postTitleMax: 200,
+  postBodyMin: 10,
+  postBodyMax: 50_000,
+  postTagsMax: 10,
+  noteTitleMax: 200,
+  noteBodyMax: 100_000,
+  filenameMax: 1024,
+} as const;
+
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const objectId = { type: 'string', pattern: OBJECT_ID_PATTERN } as const;
+
+// ---------- request bodies ----------
+
+export const credentialsSchema = {
+  type: 'object',
+  required: ['email', 'password'],
+  properties: {
+    email: {
+      type: 'string',
+      description: 'Trimmed and lowercased; at most 254 characters; must look like an address.',
+    },
+    password: { type: 'string', description: 'At least 8 characters and at most 72 bytes of UTF-8.' },
+  },
+} as const;
+
+/** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
+export const createPostSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['title', 'body'],
+  properties: {
+    title: { type: 'string', pattern: '\\S', maxLength: LIMITS.postTitleMax },
+    body: { type: 'string', pattern: '\\S[\\s\\S]{8,}\\S', maxLength: LIMITS.postBodyMax },
+    tags: { type: 'array', maxItems: LIMITS.postTagsMax, items: { type: 'string', pattern: TAG_PATTERN } },
+  },
+} as const;
+
+export const updatePostSchema = {
+  type: 'object',
+  description: 'At least one of title, body and status. Other fields are ignored.',
+  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['status'] }],
+  properties: {
+    title: { type: 'string', pattern: '\\S', maxLength: LIMITS.postTitleMax },
+    body: { type: 'string', pattern: '\\S[\\s\\S]{8,}\\S', maxLength: LIMITS.postBodyMax },
+    status: { type: 'string', enum: ['draft', 'published'] },
+  },
+} as const;
+
+const noteProperties = {
+  title: { type: 'string', pattern: '\\S', maxLength: LIMITS.noteTitleMax },
+  body: { type: 'string', maxLength: LIMITS.noteBodyMax },
+  attachmentKey: { anyOf: [{ type: 'string', pattern: UPLOAD_KEY_PATTERN }, { type: 'null' }] },
+} as const;
+
+export const createNoteSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['title'],
+  properties: noteProperties,
+} as const;
+
+export const updateNoteSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'At least one of title, body and attachmentKey.',
+  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['attachmentKey'] }],
+  properties: noteProperties,
+} as const;
+
+export const uploadRequestSchema = {
+  type: 'object',
+  required: ['contentType', 'filename'],
+  properties: {
+    contentType: { type: 'string', description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).' },
+    filename: {
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.filenameMax,
+      description: 'Only its extension is used.',
+    },
+    size: { type: 'integer', minimum: 1, description: 'Bytes; signed into the link when given.' },
+  },
+} as const;
+
+// ---------- response bodies ----------
+
+export const errorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string', minLength: 1 } },
+  additionalProperties: false,
+} as const;
+
+export const validationErrorsSchema = {
+  type: 'object',
+  required: ['errors'],
+  properties: {
+    errors: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string', minLength: 1 } },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+export const tokenSchema = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$' } },
+  additionalProperties: false,
+} as const;
+
+export const postSchema = {
+  type: 'object',
+  required: ['_id', 'title', 'body', 'authorId', 'status', 'tags', 'publishedAt', 'createdAt', 'updatedAt'],
+  properties: {
+    _id: objectId,
+    title: { type: 'string' },
+    body: { type: 'string' },
+    authorId: objectId,
+    status: { type: 'string', enum: ['draft', 'published'] },
+    tags: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9-]{1,40}$' } },
+    publishedAt: { anyOf: [timestamp, { type: 'null' }] },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;
+
+export const postPageSchema = {
+  type: 'object',
+  required: ['posts', 'total', 'page', 'pages'],
+  properties: {
+    posts: { type: 'array', maxItems: 50, items: { $ref: '#/components/schemas/Post' } },
+    total: { type: 'integer', minimum: 0 },
+    page: { type: 'integer', minimum: 1 },
+    pages: { type: 'integer', minimum: 0 },
+  },
+  additionalProperties: false,
+} as const;
+
+export const noteSchema = {
+  type: 'object',
+  required: ['_id', 'title', 'body', 'attachmentKey', 'authorId', 'createdAt', 'updatedAt'],
+  properties: {
+    _id: objectId,
+    title: { type: 'string' },
+    body: { type: 'string' },
+    attachmentKey: { anyOf: [{ type: 'string', pattern: UPLOAD_KEY_PATTERN }, { type: 'null' }] },
+    authorId: objectId,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;
+
+export const uploadLinkSchema = {
+  type: 'object',
+  required: ['url', 'key', 'headers', 'expiresIn'],
+  properties: {
+    url: { type: 'string', format: 'uri' },
+    key: { type: 'string', pattern: '^uploads/[0-9a-f-]{36}\\.[a-z0-9]{1,16}$' },
+    headers: {
+      type: 'object',
+      required: ['Content-Type'],
+      properties: {
+        'Content-Type': { type: 'string' },
+        'Content-Length': { type: 'string', pattern: '^[1-9][0-9]*$' },
+      },
+      additionalProperties: false,
+    },
+    expiresIn: { type: 'integer', minimum: 1 },
+  },
+  additionalProperties: false,
+} as const;
+
+export const downloadLinkSchema = {
+  type: 'object',
+  required: ['url', 'expiresIn'],
+  properties: { url: { type: 'string', format: 'uri' }, expiresIn: { type: 'integer', minimum: 1 } },
+  additionalProperties: false,
+} as const;
+
+export const healthSchema = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { const: 'ok' } },
+  additionalProperties: false,
+} as const;
+
+export const readinessSchema = {
+  type: 'object',
+  properties: {
+    status: { const: 'ready' },
+    error: { type: 'string' },
+    services: { type: 'object', additionalProperties: { type: 'boolean' } },
+    checks: { type: 'object', additionalProperties: { enum: ['ok', 'failing'] } },
+  },
+  additionalProperties: false,
+} as const;

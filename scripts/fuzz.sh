@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Property-based fuzzing of the running system with schemathesis, against /openapi.json.
+# Starts the whole system (the npm start launcher) in a data folder of its own, registers a user
+# for the Bearer token, and fails when any response is a 5xx, breaks the document's schema, has
+# a status or media type the document does not declare. Rate limits are off for the run: at 10
+# logins a minute the fuzzer would only ever see 429.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+bash scripts/install-schemathesis.sh
+
+port="$(node_modules/.bin/node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+data="$root/.data/fuzz-$$"
+log="$data/launcher.log"
+mkdir -p "$data"
+PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 LOG_LEVEL=warn \
+  node_modules/.bin/node libs/devstack/dist/src/start.js >"$log" 2>&1 &
+launcher=$!
+cleanup() { kill -TERM "$launcher" 2>/dev/null || true; wait "$launcher" 2>/dev/null || true; [ -n "${KEEP_FUZZ_DATA:-}" ] || rm -rf "$data"; }
+trap cleanup EXIT
+
+for _ in $(seq 1 120); do grep -q '^Ready:' "$log" && break; kill -0 "$launcher" 2>/dev/null || { cat "$log"; exit 1; }; sleep 0.5; done
+grep -q '^Ready:' "$log" || { echo "fuzz: the system did not start" >&2; cat "$log"; exit 1; }
+base="http://127.0.0.1:$port"
+
+token="$(curl -sf -X POST "$base/api/auth/register" -H 'content-type: application/json' \
+  -d "{\"email\":\"fuzz-$$@example.com\",\"password\":\"fuzz-password-1\"}" | node_modules/.bin/node -pe 'JSON.parse(require("fs").readFileSync(0)).token')"
+
+echo "fuzz: schemathesis $(cat .venv/.schemathesis-version) against $base/openapi.json"
+.venv/bin/st run "$base/openapi.json" \
+  --url "$base" \
+  -H "Authorization: Bearer $token" \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
+  --phases examples,coverage,fuzzing \
+  --mode all \
+  --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
+  --workers 2 \
+  --seed "${FUZZ_SEED:-20261121}" \
+  --request-timeout 10 \
+  --no-color \
+  "$@"
