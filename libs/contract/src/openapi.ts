@@ -62,9 +62,16 @@ interface OperationSpec {
   pathId?: string;
   ok: { status: number; description: string; schema?: Schema };
   errors?: ErrorName[];
+  /** A cacheable read: ETag on 200, and 304 when If-None-Match names it. */
+  cached?: boolean;
 }
 
-function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [] }: OperationSpec) {
+const ETAG_HEADERS = {
+  ETag: { description: 'A validator of the body; send it back as If-None-Match.', schema: { type: 'string' } },
+  'Cache-Control': { description: 'private, no-cache', schema: { type: 'string' } },
+};
+
+function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [], cached = false }: OperationSpec) {
   const names = new Set<ErrorName>(errors);
   if (body) for (const n of ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'] as const) names.add(n);
   if (auth !== 'none') names.add('Unauthorized');
@@ -74,11 +81,22 @@ function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [
   }
   for (const n of ['TooManyRequests', 'ServerError', 'BadGateway', 'Unavailable', 'GatewayTimeout'] as const)
     names.add(n);
-  const responses: Record<string, unknown> = { [ok.status]: response(ok.description, ok.schema) };
+  const responses: Record<string, unknown> = {
+    [ok.status]: response(ok.description, ok.schema, cached ? ETAG_HEADERS : undefined),
+  };
+  if (cached) responses[304] = response('Not modified: the If-None-Match validator still names the current body.');
   for (const n of [...names].sort((a, b) => STATUS[a] - STATUS[b])) {
     responses[STATUS[n]] = { $ref: `#/components/responses/${n}` };
   }
+  const ifNoneMatch = {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'An ETag from an earlier answer.',
+    schema: { type: 'string' },
+  };
   const parameters = [
+    ...(cached ? [ifNoneMatch] : []),
     ...(pathId
       ? [
           {
@@ -192,6 +210,7 @@ export const openApiDocument = {
           { name: 'tag', description: 'Applied only when it matches ^[a-z0-9-]{1,40}$ (any case); lowercased.' },
         ],
         ok: { status: 200, description: 'One page.', schema: ref('PostPage') },
+        cached: true,
       }),
       post: operation({
         id: 'createPost',
@@ -219,6 +238,7 @@ export const openApiDocument = {
         auth: 'optional',
         pathId: POST_ID,
         ok: { status: 200, description: 'The post.', schema: ref('Post') },
+        cached: true,
       }),
       put: operation({
         id: 'updatePost',

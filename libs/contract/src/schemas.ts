@@ -50,8 +50,9 @@ export const createPostSchema = {
 
 export const updatePostSchema = {
   type: 'object',
-  description: 'At least one of title, body and status. Other fields are ignored.',
-  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['status'] }],
+  description: 'At least one of title, body and status. Other fields are ignored, never written.',
+  minProperties: 1,
+  additionalProperties: false,
   properties: {
     title: { type: 'string', pattern: '\\S', maxLength: LIMITS.postTitleMax },
     body: { type: 'string', pattern: '\\S[\\s\\S]{8,}\\S', maxLength: LIMITS.postBodyMax },
@@ -62,7 +63,7 @@ export const updatePostSchema = {
 const noteProperties = {
   title: { type: 'string', pattern: '\\S', maxLength: LIMITS.noteTitleMax },
   body: { type: 'string', maxLength: LIMITS.noteBodyMax },
-  attachmentKey: { anyOf: [{ type: 'string', pattern: UPLOAD_KEY_PATTERN }, { type: 'null' }] },
+  attachmentKey: { type: ['string', 'null'], pattern: UPLOAD_KEY_PATTERN },
 } as const;
 
 export const createNoteSchema = {
@@ -76,7 +77,7 @@ export const updateNoteSchema = {
   type: 'object',
   additionalProperties: false,
   description: 'At least one of title, body and attachmentKey.',
-  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['attachmentKey'] }],
+  minProperties: 1,
   properties: noteProperties,
 } as const;
 

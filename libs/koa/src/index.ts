@@ -1,5 +1,6 @@
 export { accessLog } from './access-log';
 export { optionalAuth, requireAuth } from './auth';
+export { conditionalGet } from './conditional-get';
 export type { AppContext, AppMiddleware, AppState } from './context';
 export { errorHandler, failureMessage, toHttpError } from './error-handler';
 export { healthRoutes, type ReadinessCheck, withTimeout } from './health';

@@ -6,13 +6,13 @@ import type { AppMiddleware } from './context';
  * One ajv instance for all request schemas. Unknown properties are removed where a schema says
  * `additionalProperties: false`, so extra fields are ignored and never reach a write.
  */
-// strictRequired is off: `anyOf: [{required: ['a']}, ...]` ("at least one of") is an OpenAPI idiom.
+// Union types (`['string', 'null']`) are how JSON Schema says "nullable"; strict mode allows them.
 const ajv = new Ajv({
   allErrors: true,
   removeAdditional: true,
   useDefaults: true,
   strict: true,
-  strictRequired: false,
+  allowUnionTypes: true,
 });
 
 /** A field's message, or one per failing ajv keyword with `default` for the rest. */

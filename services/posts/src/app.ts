@@ -1,4 +1,4 @@
-import { createServiceApp } from '@cs/koa';
+import { type AppMiddleware, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
@@ -10,14 +10,16 @@ export interface Deps {
   config: Pick<Config, 'JWT_SECRET'>;
   connection: Connection;
   logger: Logger;
+  /** See PostRouteOptions.authenticate: for the benchmark's baseline only. */
+  authenticate?: AppMiddleware;
 }
 
-export async function createApp({ config, connection, logger }: Deps) {
+export async function createApp({ config, connection, logger, authenticate }: Deps) {
   const model = postModel(connection);
   await model.init();
   return createServiceApp({
     logger,
-    routers: [postRoutes(createPosts(model), { secret: config.JWT_SECRET })],
+    routers: [postRoutes(createPosts(model), { secret: config.JWT_SECRET, authenticate })],
     readiness: { database: () => isMongoReady(connection) },
   });
 }

@@ -1,15 +1,34 @@
-import { type AppState, bodyOf, failureMessage, idGuard, optionalAuth, requireAuth, validateBody } from '@cs/koa';
+import {
+  type AppMiddleware,
+  type AppState,
+  bodyOf,
+  conditionalGet,
+  failureMessage,
+  idGuard,
+  optionalAuth,
+  requireAuth,
+  validateBody,
+} from '@cs/koa';
 import Router from '@koa/router';
 import { parseListQuery, readChanges, toNewPost } from './post-input';
 import type { Posts } from './posts';
 import { createPostMessages, createPostSchema, messages } from './schemas';
 
-export function postRoutes(posts: Posts, { secret }: { secret: string }): Router<AppState> {
+export interface PostRouteOptions {
+  secret: string;
+  /**
+   * The authentication step of protected routes; requireAuth with the secret unless given. A
+   * seam for the benchmark's "same route without verification" baseline, never set by config.
+   */
+  authenticate?: AppMiddleware;
+}
+
+export function postRoutes(posts: Posts, { secret, authenticate }: PostRouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/posts' });
-  const auth = requireAuth({ secret });
+  const auth = authenticate ?? requireAuth({ secret });
   router.param('id', idGuard());
 
-  router.get('/', failureMessage(messages.fetchFailed), async (ctx) => {
+  router.get('/', conditionalGet(), failureMessage(messages.fetchFailed), async (ctx) => {
     ctx.body = await posts.listPublished(parseListQuery(ctx.query));
   });
 
@@ -18,9 +37,15 @@ export function postRoutes(posts: Posts, { secret }: { secret: string }): Router
     ctx.body = await posts.listMine(ctx.state.userId as string);
   });
 
-  router.get('/:id', optionalAuth({ secret }), failureMessage(messages.fetchOneFailed), async (ctx) => {
-    ctx.body = await posts.getVisible(ctx.params.id as string, ctx.state.userId);
-  });
+  router.get(
+    '/:id',
+    optionalAuth({ secret }),
+    conditionalGet(),
+    failureMessage(messages.fetchOneFailed),
+    async (ctx) => {
+      ctx.body = await posts.getVisible(ctx.params.id as string, ctx.state.userId);
+    },
+  );
 
   router.post(
     '/',

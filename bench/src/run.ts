@@ -1,0 +1,474 @@
+/**
+ * `npm run bench`: how close each hot path gets to its physical limit, as ratios against
+ * baselines measured side by side in the same run (A, B, A, B…, median of the rounds), because
+ * absolute numbers on a shared 2-core machine are noise. Writes bench/results/latest.{json,md}.
+ *
+ * Knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (4), BENCH_SOAK_S (60),
+ * BENCH_SIZES (1000,10000), BENCH_OUT (bench/results), MONGO_URL / S3_ENDPOINT to use servers.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import {
+  type Child,
+  ensureTools,
+  freePort,
+  httpOk,
+  prepareBucket,
+  REPO_ROOT,
+  type RunningServer,
+  type RunningSystem,
+  spawnChild,
+  startMongo,
+  startStorage,
+  startSystem,
+  waitFor,
+  withDatabase,
+} from '@cs/devstack';
+import mongoose, { Types } from 'mongoose';
+import type { LoadResult, LoadSpec } from './load';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 4);
+const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 60);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+const OUT = process.env.BENCH_OUT ?? join(REPO_ROOT, 'bench', 'results');
+const NODE = process.execPath;
+const DIST = join(REPO_ROOT, 'bench', 'dist', 'src');
+const SECRET = `bench-secret-${'x'.repeat(40)}`;
+const S3 = {
+  accessKeyId: 'benchaccess',
+  secretAccessKey: 'benchsecret-benchsecret',
+  region: 'us-east-1',
+  bucket: 'content-bench',
+};
+
+// ---------- measuring ----------
+
+function runChild(script: string, args: string[]): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [join(DIST, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`${script} exited ${code}`));
+      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as LoadResult);
+    });
+  });
+}
+
+const load = (spec: Omit<LoadSpec, 'durationS'>, durationS = DURATION_S) =>
+  runChild('load.js', [JSON.stringify({ ...spec, durationS })]);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+
+type Variant = { name: string; run: () => Promise<LoadResult> };
+
+/** Runs the variants interleaved, round after round, alternating which goes first. */
+async function interleave(
+  variants: Variant[],
+): Promise<Record<string, { rps: number; p50: number; p99: number; failures: number; rounds: number[] }>> {
+  const rounds: Record<string, LoadResult[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? variants : [...variants].reverse();
+    for (const v of order) rounds[v.name]?.push(await v.run());
+  }
+  return Object.fromEntries(
+    Object.entries(rounds).map(([name, rs]) => [
+      name,
+      {
+        rps: median(rs.map((x) => x.rps)),
+        p50: median(rs.map((x) => x.p50)),
+        p99: median(rs.map((x) => x.p99)),
+        failures: rs.reduce((n, x) => n + (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0), 0),
+        rounds: rs.map((x) => Math.round(x.rps)),
+      },
+    ]),
+  );
+}
+
+function rssMb(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 102.4) / 10;
+  } catch {
+    return 0;
+  }
+}
+
+// ---------- the run ----------
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const dataDir = join(REPO_ROOT, '.data', `bench-${process.pid}`);
+  const owned: { stop(): Promise<unknown> }[] = [];
+  const stopAll = async () => {
+    for (const o of owned.reverse()) await o.stop().catch(() => undefined);
+  };
+  process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+
+  try {
+    if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
+    const [mongo, storage]: RunningServer[] = await Promise.all([
+      startMongo({ dataDir }),
+      startStorage({ dataDir, ...S3 }),
+    ]);
+    owned.push(mongo as RunningServer, storage as RunningServer);
+    await prepareBucket({ endpoint: storage?.url ?? '', ...S3, corsOrigins: [] });
+
+    const system: RunningSystem = await startSystem({
+      dataDir,
+      mongoUrl: mongo?.url ?? '',
+      storage: { endpoint: storage?.url ?? '', ...S3 },
+      jwtSecret: SECRET,
+      dbPrefix: `b${process.pid}_`,
+      env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: '12' },
+    });
+    owned.push(system);
+    const gw = system.gatewayUrl;
+    const postsUrl = system.processes.posts.url;
+    const postsDb = withDatabase(mongo?.url ?? '', `b${process.pid}_posts`);
+
+    // Baseline processes: the bare proxy, and the unverified posts+gateway pair.
+    const [proxyPort, uPostsPort, uGatewayPort] = [await freePort(), await freePort(), await freePort()];
+    const logFile = (name: string) => join(dataDir, 'logs', `${name}.log`);
+    const bare = spawnChild({
+      name: 'bare-proxy',
+      command: NODE,
+      args: [join(DIST, 'bare-proxy.js'), String(proxyPort), postsUrl],
+      logFile: logFile('bare-proxy'),
+    });
+    const uPosts = spawnChild({
+      name: 'unverified-posts',
+      command: NODE,
+      args: [join(DIST, 'unverified.js'), 'posts'],
+      env: { PORT: String(uPostsPort), MONGO_URL: postsDb, JWT_SECRET: SECRET },
+      logFile: logFile('unverified-posts'),
+    });
+    const uGateway = spawnChild({
+      name: 'unverified-gateway',
+      command: NODE,
+      args: [join(DIST, 'unverified.js'), 'gateway'],
+      env: {
+        PORT: String(uGatewayPort),
+        JWT_SECRET: SECRET,
+        POSTS_URL: `http://127.0.0.1:${uPostsPort}`,
+        RATE_LIMIT: '0',
+        LOG_LEVEL: 'warn',
+      },
+      logFile: logFile('unverified-gateway'),
+    });
+    owned.push(bare, uPosts, uGateway);
+    const bareUrl = `http://127.0.0.1:${proxyPort}`;
+    const uGw = `http://127.0.0.1:${uGatewayPort}`;
+    await waitFor('bare proxy', () => httpOk(`${bareUrl}/healthz`), { child: bare });
+    await waitFor('unverified pair', () => httpOk(`${uGw}/api/posts`), { child: uGateway });
+
+    // Data: a user, one published post to read, their own posts for my-posts.
+    const email = `bench-${process.pid}@example.com`;
+    const register = await fetch(`${gw}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'bench-password' }),
+    });
+    const token = ((await register.json()) as { token: string }).token;
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const userId = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).id as string;
+    const db = await mongoose.createConnection(postsDb).asPromise();
+    const posts = db.collection('posts');
+    const now = Date.now();
+    const doc = (i: number, extra: Record<string, unknown> = {}) => ({
+      _id: new Types.ObjectId(),
+      title: `Bench post ${i}`,
+      body: 'A body of a realistic length for a short post in the list. '.repeat(3),
+      authorId: new Types.ObjectId(userId),
+      status: 'published',
+      tags: ['bench'],
+      publishedAt: new Date(now - i * 1000),
+      createdAt: new Date(now - i * 1000),
+      updatedAt: new Date(now - i * 1000),
+      ...extra,
+    });
+    const readPost = doc(0);
+    await posts.insertMany([readPost, ...Array.from({ length: 20 }, (_, i) => doc(i + 1, { tags: ['mine'] }))]);
+    const postPath = `/api/posts/${readPost._id.toHexString()}`;
+
+    const processes: Record<string, Child> = Object.fromEntries(
+      Object.values(system.processes).map((p) => [p.name, p.child]),
+    );
+    const memory: Record<string, Record<string, { before: number; after: number }>> = {};
+    const scenario = async <T>(name: string, body: () => Promise<T>): Promise<T> => {
+      const before = Object.fromEntries(Object.entries(processes).map(([n, c]) => [n, rssMb(c.pid)]));
+      process.stdout.write(`bench: ${name}…\n`);
+      const result = await body();
+      memory[name] = Object.fromEntries(
+        Object.entries(processes).map(([n, c]) => [n, { before: before[n] ?? 0, after: rssMb(c.pid) }]),
+      );
+      return result;
+    };
+    const C = 10;
+
+    // 1. The gateway hop.
+    const hop = await scenario('1 gateway hop', () =>
+      interleave([
+        { name: 'gateway', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
+        { name: 'direct', run: () => load({ url: `${postsUrl}${postPath}`, connections: C }) },
+        { name: 'bare proxy', run: () => load({ url: `${bareUrl}${postPath}`, connections: C }) },
+      ]),
+    );
+
+    // 2. Authentication cost.
+    const authCost = await scenario('2 authentication cost', () =>
+      interleave([
+        { name: 'verified', run: () => load({ url: `${gw}/api/posts/my-posts`, headers: auth, connections: C }) },
+        { name: 'unverified', run: () => load({ url: `${uGw}/api/posts/my-posts`, headers: auth, connections: C }) },
+      ]),
+    );
+
+    // 3. Login against the bcrypt ceiling (4 at a time: the libuv pool's size).
+    const loginBody = JSON.stringify({ email, password: 'bench-password' });
+    const login = await scenario('3 login vs bcrypt', () =>
+      interleave([
+        {
+          name: 'login',
+          run: () =>
+            load({
+              url: `${gw}/api/auth/login`,
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: loginBody,
+              connections: 4,
+            }),
+        },
+        { name: 'bcrypt.compare', run: () => runChild('bcrypt-ceiling.js', ['4', String(DURATION_S)]) },
+      ]),
+    );
+
+    // 4. The public list at two sizes: total latency (1 connection) against the query alone.
+    const list: Record<string, unknown>[] = [];
+    await scenario('4 public list', async () => {
+      let seeded = 0;
+      for (const size of SIZES) {
+        const batch = Array.from({ length: size - seeded }, (_, i) =>
+          doc(seeded + i + 100, { tags: i % 10 === 0 ? ['listed'] : ['other'] }),
+        );
+        for (let i = 0; i < batch.length; i += 1000) await posts.insertMany(batch.slice(i, i + 1000));
+        seeded = size;
+        const filter = { status: 'published', tags: 'listed' };
+        const queryMs: number[] = [];
+        const measureQuery = async () => {
+          for (let i = 0; i < 20; i++) {
+            const t = process.hrtime.bigint();
+            await Promise.all([
+              posts.countDocuments(filter),
+              posts.find(filter).sort({ createdAt: -1, _id: -1 }).limit(20).toArray(),
+            ]);
+            queryMs.push(Number(process.hrtime.bigint() - t) / 1e6);
+          }
+        };
+        const http = await interleave([
+          { name: 'service', run: () => load({ url: `${postsUrl}/api/posts?tag=listed&limit=20`, connections: 1 }) },
+          { name: 'gateway', run: () => load({ url: `${gw}/api/posts?tag=listed&limit=20`, connections: 1 }) },
+        ]);
+        await measureQuery();
+        const dbP50 = median(queryMs);
+        list.push({
+          posts: size,
+          dbQueryP50Ms: round(dbP50),
+          serviceP50Ms: http.service?.p50,
+          gatewayP50Ms: http.gateway?.p50,
+          serviceOverheadP50Ms: round((http.service?.p50 ?? 0) - dbP50),
+          serviceRps: round(http.service?.rps ?? 0),
+        });
+      }
+    });
+
+    // 5. Upload links against a bare presign loop.
+    const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt' });
+    const uploads = await scenario('5 upload links', () =>
+      interleave([
+        {
+          name: 'upload-url',
+          run: () => load({ url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: C }),
+        },
+        {
+          name: 'presign loop',
+          run: () =>
+            runChild('presign-loop.js', [
+              JSON.stringify({ endpoint: storage?.url, ...S3, concurrency: C, durationS: DURATION_S }),
+            ]),
+        },
+      ]),
+    );
+
+    // 7. The 304 path against the full read of scenario 1.
+    const etag = (await fetch(`${gw}${postPath}`)).headers.get('etag') ?? '';
+    const cached = await scenario('7 304 not modified', () =>
+      interleave([
+        {
+          name: '304',
+          run: () => load({ url: `${gw}${postPath}`, headers: { 'if-none-match': etag }, connections: C }),
+        },
+        { name: '200', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
+      ]),
+    );
+
+    // 6. Memory: a warm-up, then a mixed soak; RSS of every process before and after.
+    const soak = await scenario('6 memory soak', async () => {
+      await load({ url: `${gw}${postPath}`, connections: C }, Math.min(5, SOAK_S));
+      const warm = Object.fromEntries(Object.entries(processes).map(([n, c]) => [n, rssMb(c.pid)]));
+      const each = Math.max(1, SOAK_S / 3);
+      await Promise.all([
+        load({ url: `${gw}/api/posts?tag=listed&limit=20`, connections: 4 }, SOAK_S),
+        load({ url: `${gw}/api/posts/my-posts`, headers: auth, connections: 2 }, SOAK_S),
+        (async () => {
+          for (let i = 0; i < 3; i++)
+            await load(
+              { url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: 2 },
+              each,
+            );
+        })(),
+      ]);
+      const after = Object.fromEntries(Object.entries(processes).map(([n, c]) => [n, rssMb(c.pid)]));
+      return Object.fromEntries(
+        Object.keys(warm).map((n) => [
+          n,
+          {
+            warmMb: warm[n],
+            afterMb: after[n],
+            growthPct: round((((after[n] ?? 0) - (warm[n] ?? 1)) / (warm[n] ?? 1)) * 100),
+          },
+        ]),
+      );
+    });
+    await db.close();
+
+    const ratio = (a = 0, b = 1) => round(a / b, 3);
+    const report = {
+      when: new Date().toISOString(),
+      durationS: round((Date.now() - started) / 1000),
+      settings: { rounds: ROUNDS, durationS: DURATION_S, soakS: SOAK_S, connections: C },
+      machine: {
+        cores: cpus().length,
+        cpu: cpus()[0]?.model,
+        memoryGb: round(totalmem() / 2 ** 30),
+        node: process.version,
+        mongo: mongo?.kind,
+        storage: storage?.kind,
+        note: mongo?.kind.startsWith('FerretDB')
+          ? 'FerretDB on SQLite reads a collection into memory for non-_id filters: database figures are not MongoDB figures.'
+          : undefined,
+      },
+      scenarios: {
+        gatewayHop: {
+          ...hop,
+          ratioGatewayToBareProxy: ratio(hop.gateway?.rps, hop['bare proxy']?.rps),
+          ratioGatewayToDirect: ratio(hop.gateway?.rps, hop.direct?.rps),
+          goal: 'gateway ≥ 0.8 × bare proxy',
+        },
+        authCost: { ...authCost, ratio: ratio(authCost.verified?.rps, authCost.unverified?.rps), goal: '≥ 0.95' },
+        login: { ...login, ratio: ratio(login.login?.rps, login['bcrypt.compare']?.rps), goal: '≥ 0.9' },
+        publicList: { sizes: list, goal: 'service overhead ≤ 2 ms at p50' },
+        uploadLinks: {
+          ...uploads,
+          ratio: ratio(uploads['upload-url']?.rps, uploads['presign loop']?.rps),
+          goal: '≥ 0.5',
+        },
+        notModified: { ...cached, ratio304To200: ratio(cached['304']?.rps, cached['200']?.rps) },
+        memory: { perScenario: memory, soak, goal: 'no process grows more than 20% across the soak once warm' },
+      },
+    };
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(OUT, 'latest.md'), markdown(report));
+    process.stdout.write(markdown(report));
+  } finally {
+    await stopAll();
+  }
+}
+
+function round(n: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON built just above
+type Report = Record<string, any>;
+
+function markdown(r: Report): string {
+  const s = r.scenarios;
+  const rows: [string, string, string, string][] = [
+    [
+      '1 gateway hop',
+      `gateway ${s.gatewayHop.gateway.rps.toFixed(0)} rps; bare proxy ${s.gatewayHop['bare proxy'].rps.toFixed(0)}; direct ${s.gatewayHop.direct.rps.toFixed(0)}`,
+      `${s.gatewayHop.ratioGatewayToBareProxy} (vs direct ${s.gatewayHop.ratioGatewayToDirect})`,
+      s.gatewayHop.goal,
+    ],
+    [
+      '2 authentication',
+      `verified ${s.authCost.verified.rps.toFixed(0)} rps; unverified ${s.authCost.unverified.rps.toFixed(0)}`,
+      String(s.authCost.ratio),
+      s.authCost.goal,
+    ],
+    [
+      '3 login',
+      `login ${s.login.login.rps.toFixed(1)}/s; bcrypt.compare ${s.login['bcrypt.compare'].rps.toFixed(1)}/s`,
+      String(s.login.ratio),
+      s.login.goal,
+    ],
+    ...s.publicList.sizes.map((x: Report) => [
+      `4 list, ${x.posts} posts`,
+      `db query p50 ${x.dbQueryP50Ms} ms; service p50 ${x.serviceP50Ms} ms; gateway p50 ${x.gatewayP50Ms} ms`,
+      `overhead ${x.serviceOverheadP50Ms} ms`,
+      s.publicList.goal,
+    ]),
+    [
+      '5 upload links',
+      `upload-url ${s.uploadLinks['upload-url'].rps.toFixed(0)} rps; presign loop ${s.uploadLinks['presign loop'].rps.toFixed(0)}/s`,
+      String(s.uploadLinks.ratio),
+      s.uploadLinks.goal,
+    ],
+    [
+      '7 304',
+      `304 ${s.notModified['304'].rps.toFixed(0)} rps; 200 ${s.notModified['200'].rps.toFixed(0)} rps`,
+      String(s.notModified.ratio304To200),
+      '(faster than 200)',
+    ],
+    ...Object.entries(s.memory.soak as Report).map(
+      ([name, m]: [string, Report]) =>
+        [`6 memory, ${name}`, `${m.warmMb} → ${m.afterMb} MB`, `${m.growthPct}%`, '≤ 20%'] as [
+          string,
+          string,
+          string,
+          string,
+        ],
+    ),
+  ];
+  const m = r.machine;
+  return [
+    `# Benchmark ${r.when}`,
+    '',
+    `${m.cores} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}; MongoDB protocol: ${m.mongo}; S3: ${m.storage}.`,
+    m.note ? `\n> ${m.note}\n` : '',
+    `Each figure is the median of ${r.settings.rounds} interleaved rounds of ${r.settings.durationS} s; soak ${r.settings.soakS} s. Whole run ${r.durationS} s.`,
+    '',
+    '| scenario | measured | ratio | goal |',
+    '|---|---|---|---|',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    '',
+  ].join('\n');
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# npm run bench: set up what is missing, then run every scenario (see bench/src/run.ts).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+cd "$root"
+exec node_modules/.bin/node bench/dist/src/run.js
