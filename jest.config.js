@@ -14,6 +14,7 @@ const WORKSPACES = [
   'services/notes',
   'services/files',
   'gateway',
+  'bench',
 ];
 
 const swc = [

@@ -63,7 +63,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After'],
+      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After', 'Server-Timing'],
       maxAge: 600,
     }),
   );

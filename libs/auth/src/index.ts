@@ -3,6 +3,7 @@
  * custom claim, `iat` and `exp` added by the library. Shared by the gateway and every service,
  * so that each hop applies exactly the same rules and messages.
  */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { HttpError, messages } from '@cs/errors';
 import jwt from 'jsonwebtoken';
 
@@ -19,8 +20,23 @@ const MAX_LIFETIME_S = 400 * 24 * 3600;
 /** Far beyond any token we issue; refusing early keeps hostile headers cheap. */
 const MAX_TOKEN_LENGTH = 2048;
 
+/**
+ * The secret as a KeyObject, made once. Given a string, jsonwebtoken builds a key on every call,
+ * first trying (and failing) to read it as a public key: a profile of the files service showed
+ * that at about 7% of its CPU under load.
+ */
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 export function signToken(userId: string, { secret, expiresIn }: TokenSettings): string {
-  return jwt.sign({ id: userId }, secret, {
+  return jwt.sign({ id: userId }, keyOf(secret), {
     algorithm: ALGORITHM,
     expiresIn: expiresIn as jwt.SignOptions['expiresIn'],
   });
@@ -35,7 +51,7 @@ export function verifyToken(token: string, secret: string): string {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw invalid();
   let payload: string | jwt.JwtPayload;
   try {
-    payload = jwt.verify(token, secret, { algorithms: [ALGORITHM] });
+    payload = jwt.verify(token, keyOf(secret), { algorithms: [ALGORITHM] });
   } catch (err) {
     throw invalid(err);
   }

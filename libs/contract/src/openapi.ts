@@ -69,6 +69,10 @@ interface OperationSpec {
 const ETAG_HEADERS = {
   ETag: { description: 'A validator of the body; send it back as If-None-Match.', schema: { type: 'string' } },
   'Cache-Control': { description: 'private, no-cache', schema: { type: 'string' } },
+  'Server-Timing': {
+    description: 'db;dur=… (the database part) and app;dur=… (the whole request), in ms.',
+    schema: { type: 'string' },
+  },
 };
 
 function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [], cached = false }: OperationSpec) {

@@ -7,5 +7,6 @@ export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 export { idGuard, isObjectId, OBJECT_ID } from './id-guard';
 export { bodyOf, DEFAULT_BODY_LIMIT, jsonBody } from './json-body';
 export { requestId } from './request-id';
+export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
 export { type Check, compileCheck, type Messages, validateBody } from './validate';

@@ -60,3 +60,17 @@ describe('HTTP caching of the public reads', () => {
     expect(res.headers.etag).toBeUndefined();
   });
 });
+
+describe('Server-Timing on the public reads', () => {
+  it('when a list or a post is read, then the answer says how long the database part and the whole request took', async () => {
+    const [id] = await seed(h.model, [{ authorId: author.id }]);
+    for (const res of [await h.http.get('/api/posts'), await h.http.get(`/api/posts/${id}`)]) {
+      const timing = String(res.headers['server-timing']);
+      const db = Number(/db;dur=([\d.]+)/.exec(timing)?.[1]);
+      const app = Number(/app;dur=([\d.]+)/.exec(timing)?.[1]);
+
+      expect(db).toBeGreaterThan(0);
+      expect(app).toBeGreaterThanOrEqual(db);
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@cs/devstack';
+import { afterAll, describe, expect, it } from '@jest/globals';
+
+const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'bench/dist/src/run.js')],
+      {
+        env: {
+          ...process.env,
+          BENCH_ROUNDS: '1',
+          BENCH_DURATION_S: '0.5',
+          BENCH_SOAK_S: '1',
+          BENCH_SIZES: '20,40',
+          BENCH_OUT: out,
+        },
+        timeout: 180_000,
+      },
+      (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+    );
+  });
+}
+
+const isRatio = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
+
+describe('npm run bench, with tiny durations', () => {
+  it('when it runs end to end, then it writes a well-formed report of every scenario', async () => {
+    const run = await runBench();
+    expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+
+    const report = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+    expect(report.machine).toMatchObject({
+      cores: expect.any(Number),
+      node: expect.stringMatching(/^v24\./),
+      mongo: expect.any(String),
+      storage: expect.any(String),
+    });
+    const s = report.scenarios;
+    for (const ratio of [
+      s.gatewayHop.ratioGatewayToBareProxy,
+      s.gatewayHop.ratioGatewayToDirect,
+      s.authCost.ratio,
+      s.login.ratio,
+      s.uploadLinks.ratio,
+      s.notModified.ratio304To200,
+    ]) {
+      expect(isRatio(ratio)).toBe(true);
+    }
+    for (const variant of [
+      s.gatewayHop.gateway,
+      s.gatewayHop.direct,
+      s.gatewayHop['bare proxy'],
+      s.authCost.verified,
+      s.authCost.unverified,
+      s.login.login,
+      s.uploadLinks['upload-url'],
+      s.notModified['304'],
+      s.notModified['200'],
+    ]) {
+      expect(variant.failures).toBe(0);
+    }
+    expect(s.publicList.sizes.map((x: { posts: number }) => x.posts)).toEqual([20, 40]);
+    for (const size of s.publicList.sizes) {
+      expect(size.dbQueryP50Ms).toBeGreaterThan(0);
+      expect(size.overheadInServiceP50Ms).toBeGreaterThanOrEqual(0);
+      expect(size.overheadRoundTripP50Ms).toBeGreaterThan(size.overheadInServiceP50Ms);
+    }
+    expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts']);
+    for (const m of Object.values(s.memory.soak) as { warmMb: number; afterMb: number }[]) {
+      expect(m.warmMb).toBeGreaterThan(10);
+      expect(m.afterMb).toBeGreaterThan(10);
+    }
+
+    const table = readFileSync(join(out, 'latest.md'), 'utf8');
+    expect(table).toContain('| scenario | measured | ratio | goal |');
+    expect(table).toContain('1 gateway hop');
+  }, 200_000);
+});
