@@ -1,13 +1,13 @@
 /**
  * The baseline for login: bcrypt.compare at cost 12 on the libuv pool, `concurrency` at a time,
- * for `durationS`, in a bare process. argv: concurrency, durationS. Prints compares per second.
+ * for `durationS`, in a bare process. argv: concurrency, durationS, cost (12). Prints compares per second.
  */
 import bcrypt from 'bcrypt';
 
 async function main(): Promise<void> {
   const concurrency = Number(process.argv[2] ?? 4);
   const durationS = Number(process.argv[3] ?? 5);
-  const hash = await bcrypt.hash('correct horse battery', 12);
+  const hash = await bcrypt.hash('correct horse battery', Number(process.argv[4] ?? 12));
   let done = 0;
   const deadline = Date.now() + durationS * 1000;
   await Promise.all(

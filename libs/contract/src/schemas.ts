@@ -30,9 +30,16 @@ export const credentialsSchema = {
   properties: {
     email: {
       type: 'string',
-      description: 'Trimmed and lowercased; at most 254 characters; must look like an address.',
+      maxLength: 254,
+      pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$',
+      description: 'Trimmed and lowercased before use; at most 254 characters; must look like an address.',
     },
-    password: { type: 'string', description: 'At least 8 characters and at most 72 bytes of UTF-8.' },
+    password: {
+      type: 'string',
+      minLength: 8,
+      maxLength: 72,
+      description: 'At least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII).',
+    },
   },
 } as const;
 
