@@ -1,9 +1,9 @@
-import { type ConfigOf, env, loadConfig, loadDotEnv } from '@cs/config';
+import { type ConfigOf, env, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   PORT: env.port(3000),
   JWT_SECRET: env.secret(32),
-  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  LOG_LEVEL: env.logLevel(),
   IDENTITY_URL: env.url('http://127.0.0.1:4001'),
   POSTS_URL: env.url('http://127.0.0.1:4002'),
   NOTES_URL: env.url('http://127.0.0.1:4003'),
@@ -27,10 +27,9 @@ export const configSpec = {
 
 export type Config = ConfigOf<typeof configSpec>;
 
-/** The only reader of process.env in the gateway. */
+/** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  if (source === process.env) loadDotEnv();
-  return loadConfig(configSpec, source);
+  return readEnvConfig(configSpec, source);
 }
 
 export function trustProxySetting(value: string): boolean | number | string[] {

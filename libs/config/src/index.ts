@@ -117,6 +117,8 @@ export const env = {
         throw new Problem(`must be true or false (got "${s}")`);
       }),
 
+  logLevel: (): Reader<(typeof LOG_LEVELS)[number]> => env.oneOf(LOG_LEVELS, 'info'),
+
   oneOf:
     <T extends string>(values: readonly T[], fallback?: T): Reader<T> =>
     (raw) =>
@@ -125,6 +127,8 @@ export const env = {
         return s as T;
       }),
 };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
 
 /** Keys every service that verifies tokens shares. */
 export const jwtSpec = {
@@ -140,6 +144,15 @@ export function loadDotEnv(path = resolve(process.cwd(), '.env')): boolean {
   if (!existsSync(path)) return false;
   process.loadEnvFile(path);
   return true;
+}
+
+/**
+ * A process's configuration: from process.env (and `.env`, which the real environment
+ * overrides), or from `source` alone when a test gives one.
+ */
+export function readEnvConfig<S extends Spec>(spec: S, source: Env = process.env): ConfigOf<S> {
+  if (source === process.env) loadDotEnv();
+  return loadConfig(spec, source);
 }
 
 export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {

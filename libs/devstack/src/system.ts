@@ -3,6 +3,7 @@
  * built `dist/src/server.js` with the environment it would get in production.
  */
 import { join } from 'node:path';
+import type { StorageSettings } from '@cs/storage';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 import { withDatabase } from './servers';
 
@@ -10,19 +11,10 @@ export const SERVICES = ['identity', 'posts', 'notes', 'files'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 export type ProcessName = ServiceName | 'gateway';
 
-export interface StorageEnv {
-  endpoint: string;
-  publicEndpoint?: string;
-  region: string;
-  bucket: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-}
-
 export interface SystemOptions {
   dataDir: string;
   mongoUrl: string;
-  storage: StorageEnv;
+  storage: StorageSettings;
   jwtSecret: string;
   jwtExpiresIn?: string;
   gatewayPort?: number;

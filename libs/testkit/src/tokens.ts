@@ -10,6 +10,17 @@ export function tokenFor(userId: string, expiresIn = '1h', secret = TEST_JWT_SEC
   return signToken(userId, { secret, expiresIn });
 }
 
+/** A user the tests act as: an id, and the Authorization header carrying a token for it. */
+export interface Caller {
+  id: string;
+  auth: { Authorization: string };
+}
+
+export function newCaller(): Caller {
+  const id = newUserId();
+  return { id, auth: bearer(id) };
+}
+
 export function bearer(userId: string): { Authorization: string } {
   return { Authorization: `Bearer ${tokenFor(userId)}` };
 }

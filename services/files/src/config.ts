@@ -1,4 +1,4 @@
-import { type ConfigOf, env, jwtSpec, loadConfig, loadDotEnv } from '@cs/config';
+import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const DEFAULT_ALLOWED_TYPES = [
   'image/png',
@@ -15,7 +15,7 @@ export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4004),
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  LOG_LEVEL: env.logLevel(),
   S3_ENDPOINT: env.url(),
   /** The address browsers use for storage; signed links carry it. */
   S3_PUBLIC_ENDPOINT: env.string(''),
@@ -34,8 +34,7 @@ export const configSpec = {
 
 export type Config = ConfigOf<typeof configSpec>;
 
-/** The only reader of process.env in this service. */
+/** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  if (source === process.env) loadDotEnv();
-  return loadConfig(configSpec, source);
+  return readEnvConfig(configSpec, source);
 }

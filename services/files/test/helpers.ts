@@ -1,13 +1,13 @@
 import { ObjectStorage } from '@cs/storage';
 import {
   api,
+  type Caller,
   captureLogger,
-  newUserId,
+  newCaller,
   openTestDatabase,
   TEST_JWT_SECRET,
   type TestDatabase,
   testStorageSettings,
-  tokenFor,
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
@@ -63,15 +63,7 @@ export async function startFiles(
   };
 }
 
-export interface Caller {
-  id: string;
-  auth: { Authorization: string };
-}
-
-export function newCaller(): Caller {
-  const id = newUserId();
-  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
-}
+export { type Caller, newCaller };
 
 /** Asks for a link and really PUTs `bytes` to storage with the returned headers. */
 export async function uploadFile(

@@ -1,18 +1,17 @@
-import { type ConfigOf, env, jwtSpec, loadConfig, loadDotEnv } from '@cs/config';
+import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4001),
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  LOG_LEVEL: env.logLevel(),
   /** The contract's cost factor is 12; only tests lower it, and only through this key. */
   BCRYPT_COST: env.int(12, { min: 4, max: 15 }),
 };
 
 export type Config = ConfigOf<typeof configSpec>;
 
-/** The only reader of process.env in this service. */
+/** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  if (source === process.env) loadDotEnv();
-  return loadConfig(configSpec, source);
+  return readEnvConfig(configSpec, source);
 }

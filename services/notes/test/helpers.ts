@@ -3,13 +3,13 @@ import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@c
 import { ObjectStorage } from '@cs/storage';
 import {
   api,
+  type Caller,
   captureLogger,
-  newUserId,
+  newCaller,
   openTestDatabase,
   TEST_JWT_SECRET,
   type TestDatabase,
   testStorageSettings,
-  tokenFor,
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseModel } from '../src/model';
@@ -117,15 +117,7 @@ export async function startNotes(file: string): Promise<NotesHarness> {
   };
 }
 
-export interface Caller {
-  id: string;
-  auth: { Authorization: string };
-}
-
-export function newCaller(): Caller {
-  const id = newUserId();
-  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
-}
+export { type Caller, newCaller };
 
 /** Through the files service, as a browser would: a link, then a real PUT to storage. */
 export async function upload(

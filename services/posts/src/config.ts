@@ -1,16 +1,15 @@
-import { type ConfigOf, env, jwtSpec, loadConfig, loadDotEnv } from '@cs/config';
+import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4002),
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+  LOG_LEVEL: env.logLevel(),
 };
 
 export type Config = ConfigOf<typeof configSpec>;
 
-/** The only reader of process.env in this service. */
+/** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  if (source === process.env) loadDotEnv();
-  return loadConfig(configSpec, source);
+  return readEnvConfig(configSpec, source);
 }

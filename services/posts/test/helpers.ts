@@ -1,12 +1,4 @@
-import {
-  api,
-  captureLogger,
-  newUserId,
-  openTestDatabase,
-  TEST_JWT_SECRET,
-  type TestDatabase,
-  tokenFor,
-} from '@cs/testkit';
+import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { Types } from 'mongoose';
 import { createApp } from '../src/app';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
@@ -32,15 +24,8 @@ export async function startPosts(file: string): Promise<PostsHarness> {
   return { http: api(app.callback()), model, posts: createPosts(model), db, logs };
 }
 
-export interface Author {
-  id: string;
-  auth: { Authorization: string };
-}
-
-export function newAuthor(): Author {
-  const id = newUserId();
-  return { id, auth: { Authorization: `Bearer ${tokenFor(id)}` } };
-}
+/** An author is any caller. */
+export { newCaller as newAuthor } from '@cs/testkit';
 
 export interface SeedPost {
   title?: string;
