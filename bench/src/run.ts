@@ -7,7 +7,7 @@
  * BENCH_SIZES (1000,10000), BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -445,6 +445,8 @@ async function main(): Promise<void> {
     process.stdout.write(markdown(report));
   } finally {
     await stopAll();
+    // The servers' data (up to 10,000 posts) is of no use after the run; KEEP_BENCH_DATA keeps it.
+    if (!process.env.KEEP_BENCH_DATA) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
