@@ -37,8 +37,6 @@ export function compileCheck(schema: SchemaObject, messages: Messages = {}): Che
     if (validate(data)) return undefined;
     const entries = new Map<string, ValidationEntry>();
     for (const error of validate.errors ?? []) {
-      // Inside anyOf/oneOf, each branch's failure is noise; the combinator's own error speaks.
-      if (/\/(anyOf|oneOf)\/\d+\//.test(error.schemaPath)) continue;
       const field = fieldOf(error);
       if (!entries.has(field)) entries.set(field, { field, message: messageFor(messages, field, error) });
     }

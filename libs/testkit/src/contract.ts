@@ -52,5 +52,3 @@ export function api(target: RequestListener | string): Agent {
   }
   return agent;
 }
-
-export { checker as contractChecker };
