@@ -60,6 +60,10 @@ describe('a file attached to a note, as a client does it through the gateway', (
     expect(download.body.expiresIn).toBe(3600);
     const got = await fetch(download.body.url);
     expect(got.headers.get('content-type')).toBe('application/pdf');
+    // Saved, not rendered on storage's origin; named by the key, never by the uploader.
+    expect(got.headers.get('content-disposition')).toBe(
+      `attachment; filename="${link.body.key.slice('uploads/'.length)}"`,
+    );
     expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
 
     await http.delete(`/api/notes/${note.body._id}`).set(auth).expect(204);

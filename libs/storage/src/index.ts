@@ -173,10 +173,19 @@ export class ObjectStorage {
     return this.call(() => getSignedUrl(this.signer, command, { expiresIn, signableHeaders }));
   }
 
+  /**
+   * A download link. Storage answers it with `Content-Disposition: attachment`, so a browser
+   * saves the file instead of rendering it on storage's origin (an uploaded HTML or SVG file
+   * never runs as a page). The file name is the key's last segment: ours, never the uploader's.
+   */
   signGet(key: string, { expiresIn }: { expiresIn: number }): Promise<string> {
-    return this.call(() =>
-      getSignedUrl(this.signer, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn }),
-    );
+    const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentDisposition: `attachment; filename="${filename}"`,
+    });
+    return this.call(() => getSignedUrl(this.signer, command, { expiresIn }));
   }
 
   /** Readiness: the bucket exists and our credentials reach it. */
