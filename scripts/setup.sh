@@ -18,3 +18,7 @@ fi
 
 echo "setup: building (tsc -b)" >&2
 node_modules/.bin/tsc -b
+
+echo "setup: building the web client (vite)" >&2
+node_modules/.bin/tsc -p gateway/web/tsconfig.json
+node_modules/.bin/vite build gateway/web --logLevel warn

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# npm test: set up what is missing, then run every workspace's suite against real servers
+# npm test: set up what is missing (Debian's chromium too, for the browser tests), then run every
+# workspace's suite against real servers
 # (ours, or the ones MONGO_URL / S3_ENDPOINT name). Extra arguments go to jest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
+bash "$root/scripts/install-chromium.sh"
 cd "$root"
 export PATH="$root/node_modules/.bin:$PATH"
 exec jest "$@"

@@ -10,6 +10,7 @@ import { createUpstreamProxy } from './proxy';
 import { checkUpstreams } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
+import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
@@ -82,6 +83,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
     sendError(res, 405, messages.methodNotAllowed, { allow: [...METHODS].join(', ') });
   });
   app.use(docsRoutes());
+  app.use(webClient());
 
   app.use(function route(req: Request, res: Response, next: NextFunction) {
     const found = resolveRoute(req.method, req.path);

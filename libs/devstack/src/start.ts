@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   if (existsSync(dotenv)) process.loadEnvFile(dotenv);
   const env = process.env;
   const port = Number(env.PORT ?? 3000);
-  const frontendOrigin = env.FRONTEND_ORIGIN ?? `http://localhost:${port}`;
+  // The web client is served by the gateway: its page may be opened under either name.
+  const frontendOrigin = env.FRONTEND_ORIGIN ?? `http://localhost:${port},http://127.0.0.1:${port}`;
 
   let jwtSecret = env.JWT_SECRET ?? '';
   if (!jwtSecret) {
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
       frontendOrigin,
     });
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
-    console.log(`Ready: the content service is at http://localhost:${port} (Ctrl-C stops it)`);
+    console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);
   } catch (err) {
     console.error(`Could not start: ${(err as Error).message}`);
     await stop(1);

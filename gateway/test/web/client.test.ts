@@ -1,0 +1,321 @@
+/**
+ * The web client in a real headless Chromium, against the real system: gateway, services,
+ * MongoDB-protocol server and S3 storage. The page is served by the gateway at
+ * http://127.0.0.1:<port>; a bucket of this suite's own allows exactly that origin, so the same
+ * page opened as http://localhost:<port> is an origin storage refuses.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
+import { ObjectStorage } from '@cs/storage';
+import { newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import jwt from 'jsonwebtoken';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { launchChromium, screenshot } from './browser';
+
+const suite = randomBytes(3).toString('hex');
+const storageSettings = { ...testStorageSettings(), bucket: `web-${suite}` };
+const storage = new ObjectStorage(storageSettings);
+let system: RunningSystem;
+let origin: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
+  [system, browser] = await Promise.all([
+    // Auth rate limit off: the suite registers and logs in more than ten times a minute.
+    startTestSystem({
+      gatewayPort: port,
+      frontendOrigin: origin,
+      storage: storageSettings,
+      env: { AUTH_RATE_LIMIT: '0' },
+    }),
+    launchChromium(),
+  ]);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await system?.stop();
+  storage.destroy();
+});
+
+async function openPage(at = `${origin}/`): Promise<Page> {
+  context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  // Well under jest's 30 s, so a step that never happens fails with its own locator.
+  context.setDefaultTimeout(10_000);
+  page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(at);
+  return page;
+}
+
+afterEach(async () => {
+  await context?.close();
+});
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return probe();
+}
+
+function newEmail(label: string): string {
+  return `${label}-${suite}-${randomBytes(3).toString('hex')}@example.com`;
+}
+
+async function register(email: string): Promise<void> {
+  await page.getByRole('link', { name: 'Register' }).click();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+}
+
+/** Every alert the page shows must be words, never JSON. */
+async function expectPlainWords(text: string | null): Promise<void> {
+  expect(text).toBeTruthy();
+  expect(text).not.toMatch(/[{}[\]"]/);
+}
+
+describe('the web client, in Chromium, against the real system', () => {
+  it('register → write and publish a post → find it by tag → note with a file uploaded straight to storage → download the same bytes → delete → log out', async () => {
+    await openPage();
+    await page.getByRole('heading', { name: 'Posts', level: 1 }).waitFor();
+    await screenshot(page, '01-posts-anonymous');
+
+    const email = newEmail('walk');
+    await register(email);
+    await expect(page.locator('.nav .who').textContent()).resolves.toBe(email);
+
+    // A post: created as a draft, then published.
+    const tag = `e2e-${suite}`;
+    const title = `Field notes ${suite}`;
+    await page.getByLabel('Title').fill(title);
+    await page.getByLabel('Body').fill('Ten or more characters of a body, written in the browser.');
+    await page.getByLabel('Tags').fill(`${tag}, Browser`);
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const postId = await page.locator('li[data-post-id]', { hasText: title }).getAttribute('data-post-id');
+    const item = page.locator(`li[data-post-id="${postId}"]`);
+    await item.locator('.badge', { hasText: 'Draft' }).waitFor();
+    await item.getByRole('button', { name: 'Publish' }).click();
+    await item.locator('.badge', { hasText: 'Published' }).waitFor();
+    await screenshot(page, '02-my-posts');
+
+    // Edit it.
+    await item.getByRole('button', { name: 'Edit' }).click();
+    await item.getByLabel('Title').fill(`${title} (edited)`);
+    await item.getByRole('button', { name: 'Save changes' }).click();
+    await item.getByRole('heading', { name: `${title} (edited)` }).waitFor();
+
+    // Found by its tag among the published posts, and opened.
+    await page.getByRole('link', { name: 'Posts', exact: true }).click();
+    await page.getByRole('textbox', { name: 'Tag' }).fill(tag);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('heading', { name: `Posts tagged #${tag}` }).waitFor();
+    await page.locator('.page-of').getByText('Page 1 of 1 · 1 post').waitFor();
+    await expect(page.locator('.post-card').count()).resolves.toBe(1);
+    await screenshot(page, '03-posts-by-tag');
+    await page.getByRole('link', { name: `${title} (edited)` }).click();
+    await page.getByRole('heading', { name: `${title} (edited)`, level: 1 }).waitFor();
+    await expect(page.locator('.tags').textContent()).resolves.toContain('#browser');
+    await screenshot(page, '04-one-post');
+
+    // A note with a file: the bytes go from the browser to storage, never through the gateway.
+    const finished: Request[] = [];
+    page.on('requestfinished', (request) => finished.push(request));
+    const bytes = randomBytes(384 * 1024);
+    await page.getByRole('link', { name: 'Notes' }).click();
+    await page.getByLabel('Title').fill('Scan of the receipt');
+    await page.getByLabel('Text').fill('Kept for the tax return.');
+    await page
+      .getByLabel('Attachment (optional)')
+      .setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: bytes });
+    // Every text the progress bar's label shows, in order.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { progressTexts: string[] }).progressTexts = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector('.progress-text')?.textContent;
+        if (text && text !== seen.at(-1)) seen.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Note saved.').waitFor();
+    const progressTexts = await page.evaluate(() => (window as unknown as { progressTexts: string[] }).progressTexts);
+    expect(progressTexts.at(-1)).toBe('receipt.png: 384.0 KB uploaded');
+    expect(progressTexts.some((text) => /^\d+(\.\d)? (B|KB) of 384\.0 KB sent$/.test(text))).toBe(true);
+    await page.locator('.progress').waitFor({ state: 'visible' });
+    await expect(page.locator('progress').evaluate((bar: HTMLProgressElement) => bar.value === bar.max)).resolves.toBe(
+      true,
+    );
+    await screenshot(page, '05-notes');
+
+    // One PUT, to storage's origin; nothing the page sent to the gateway could have held the file
+    // (its bodies are JSON of at most 100 kB; the file is 384 kB).
+    const puts = finished.filter((r) => r.method() === 'PUT').map((r) => new URL(r.url()));
+    expect(puts).toHaveLength(1);
+    expect(puts[0]?.origin).toBe(new URL(storageSettings.endpoint).origin);
+    expect(puts[0]?.pathname).toMatch(new RegExp(`^/${storageSettings.bucket}/uploads/[0-9a-f-]{36}\\.png$`));
+    const toGateway = finished.filter((r) => r.url().startsWith(origin) && r.method() !== 'GET');
+    expect(toGateway.map((r) => r.headers()['content-type'])).toEqual(['application/json', 'application/json']);
+    expect(toGateway.every((r) => (r.postData() ?? '').length < 1024)).toBe(true);
+
+    // Download through the signed link: the very bytes.
+    const note = page.locator('li[data-note-id]', { hasText: 'Scan of the receipt' });
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      note.getByRole('button', { name: 'Download PNG file' }).click(),
+    ]);
+    expect(download.url().startsWith(storageSettings.endpoint)).toBe(true);
+    expect((await readFile((await download.path()) as string)).equals(bytes)).toBe(true);
+    const key = /uploads\/[^?]+/.exec(download.url())?.[0] as string;
+    expect((await storage.headObject(key))?.size).toBe(bytes.length);
+
+    // Delete the note: it is gone from the page, and its object from storage soon after.
+    await note.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No notes yet.').waitFor();
+    expect(await until(async () => (await storage.headObject(key)) === undefined)).toBe(true);
+
+    // Log out: the token is gone from the tab.
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('link', { name: 'Log in' }).waitFor();
+    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    await page.goto(`${origin}/#/notes`);
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('Please log in first.');
+  });
+
+  it('pages through the published posts of a tag with Older and Newer', async () => {
+    const tag = `paged-${suite}`;
+    const res = await fetch(`${origin}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: newEmail('pager'), password: 'correct horse battery' }),
+    });
+    const auth = {
+      authorization: `Bearer ${((await res.json()) as { token: string }).token}`,
+      'content-type': 'application/json',
+    };
+    for (let i = 1; i <= 12; i++) {
+      const created = await fetch(`${origin}/api/posts`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ title: `Paged post ${i}`, body: 'A body long enough to pass.', tags: [tag] }),
+      });
+      const { _id } = (await created.json()) as { _id: string };
+      await fetch(`${origin}/api/posts/${_id}`, {
+        method: 'PUT',
+        headers: auth,
+        body: JSON.stringify({ status: 'published' }),
+      });
+    }
+
+    await openPage(`${origin}/#/?tag=${tag}`);
+    await page.getByRole('heading', { name: `Posts tagged #${tag}` }).waitFor();
+    await page.locator('.page-of').getByText('Page 1 of 2 · 12 posts').waitFor();
+    await expect(page.locator('.post-card h2').allTextContents()).resolves.toEqual(
+      Array.from({ length: 10 }, (_, i) => `Paged post ${12 - i}`),
+    );
+    await expect(page.getByRole('link', { name: '← Newer' }).isVisible()).resolves.toBe(false);
+    await page.getByRole('link', { name: 'Older →' }).click();
+    await page.locator('.page-of').getByText('Page 2 of 2 · 12 posts').waitFor();
+    await expect(page.locator('.post-card h2').allTextContents()).resolves.toEqual(['Paged post 2', 'Paged post 1']);
+    await expect(page.getByRole('link', { name: 'Older →' }).isVisible()).resolves.toBe(false);
+    await screenshot(page, '10-posts-page-2');
+    await page.getByRole('link', { name: '← Newer' }).click();
+    await page.locator('.page-of').getByText('Page 1 of 2 · 12 posts').waitFor();
+  });
+
+  it('an invalid post shows the validation messages beside its fields, and nothing is created', async () => {
+    await openPage();
+    await register(newEmail('invalid'));
+    await page.getByLabel('Title').fill('   ');
+    await page.getByLabel('Body').fill('too short');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+
+    const form = page.locator('form', { has: page.getByRole('heading', { name: 'New post' }) });
+    await form.locator('.field-error[data-field="title"]').getByText('Title is required').waitFor();
+    await expect(form.locator('.field-error[data-field="body"]').textContent()).resolves.toBe(
+      'Body must be at least 10 characters',
+    );
+    await expect(form.locator('[aria-invalid="true"]').count()).resolves.toBe(2);
+    await expectPlainWords(await form.getByRole('alert').textContent());
+    await page.getByText('You have not written a post yet.').waitFor();
+    await screenshot(page, '06-validation-messages');
+  });
+
+  it('when storage does not allow the page’s origin, the upload fails visibly and no note is saved', async () => {
+    await openPage(`${origin.replace('127.0.0.1', 'localhost')}/`);
+    await register(newEmail('cors'));
+    await page.getByRole('link', { name: 'Notes' }).click();
+    await page.getByLabel('Title').fill('Should not be saved');
+    await page.getByLabel('Attachment (optional)').setInputFiles({
+      name: 'a.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('refused by CORS'),
+    });
+    await page.getByRole('button', { name: 'Save note' }).click();
+
+    const alert = page.locator('form').getByRole('alert');
+    await alert.getByText('The file could not be sent to storage').waitFor();
+    await expectPlainWords(await alert.textContent());
+    await page.getByText('No notes yet.').waitFor();
+    await screenshot(page, '07-upload-refused-by-cors');
+  });
+
+  it('API errors read as words: a wrong password, a taken address', async () => {
+    await openPage();
+    const email = newEmail('words');
+    await register(email);
+    await page.getByRole('button', { name: 'Log out' }).click();
+
+    await page.getByRole('link', { name: 'Log in' }).click();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').getByText('Invalid credentials.').waitFor();
+    await screenshot(page, '08-login-refused');
+
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.getByLabel('E-mail').fill(email.toUpperCase());
+    await page.getByLabel('Password').fill('another password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText(/already registered/i).waitFor();
+    await expectPlainWords(await alert.textContent());
+  });
+
+  it('an expired token sends the person back to the login screen, and logging in returns them', async () => {
+    await openPage();
+    const email = newEmail('expired');
+    await register(email);
+    const expired = jwt.sign({ id: newUserId(), exp: Math.floor(Date.now() / 1000) - 60 }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
+    await page.evaluate(
+      ([token, address]) =>
+        sessionStorage.setItem('content-service.session', JSON.stringify({ token, email: address })),
+      [expired, email],
+    );
+    await page.getByRole('link', { name: 'Notes' }).click();
+
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('Your session has ended. Please log in again.');
+    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    await screenshot(page, '09-session-ended');
+
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * A tiny element builder. Text always goes in as text nodes, never as HTML, so nothing a user
+ * or the API wrote can become markup.
+ */
+export type Child = Node | string | number | null | undefined | false;
+
+type Props = {
+  class?: string;
+  [name: `on${string}`]: ((event: never) => void) | undefined;
+  [name: string]: unknown;
+};
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(name.slice(2).toLowerCase(), value as EventListener);
+    } else if (name === 'class') {
+      el.className = String(value);
+    } else if (name === 'value' || (name in el && typeof value !== 'string')) {
+      (el as unknown as Record<string, unknown>)[name] = value;
+    } else {
+      el.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function replaceChildren(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, children);
+}
+
+/** A message box that screen readers announce; empty and hidden until it has something to say. */
+export type AlertBox = HTMLElement & { show(message: string, kind?: 'error' | 'ok'): void; clear(): void };
+
+export function alertBox(): AlertBox {
+  const box = h('div', { class: 'alert', role: 'alert', hidden: true });
+  return Object.assign(box, {
+    show(message: string, kind: 'error' | 'ok' = 'error') {
+      box.textContent = message;
+      box.className = `alert alert-${kind}`;
+      box.hidden = false;
+    },
+    clear() {
+      box.textContent = '';
+      box.hidden = true;
+    },
+  });
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime())
+    ? ''
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

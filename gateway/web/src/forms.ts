@@ -1,0 +1,80 @@
+/** Form helpers: labelled fields with a place for their own message, and showing API errors. */
+import { ApiError } from './api';
+import { type Child, h } from './dom';
+
+export function field(label: string, control: HTMLInputElement | HTMLTextAreaElement, hint?: string): HTMLElement {
+  const id = `f-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
+  control.id = id;
+  const message = h('p', { class: 'field-error', id: `${id}-error`, 'data-field': control.name, hidden: true });
+  control.setAttribute('aria-describedby', `${id}-error`);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    control,
+    hint ? h('p', { class: 'hint' }, hint) : null,
+    message,
+  );
+}
+
+export function clearFieldErrors(form: HTMLElement): void {
+  for (const message of form.querySelectorAll<HTMLElement>('.field-error')) {
+    message.hidden = true;
+    message.textContent = '';
+  }
+  for (const control of form.querySelectorAll('[aria-invalid]')) control.removeAttribute('aria-invalid');
+}
+
+/**
+ * Shows an error: each field message beside its field, the summary in the form's alert box.
+ * Messages for fields the form does not have go into the summary too.
+ */
+export function showError(form: HTMLElement, alert: { show(message: string): void }, error: unknown): void {
+  clearFieldErrors(form);
+  if (!(error instanceof ApiError)) {
+    alert.show('Something unexpected went wrong. Please try again.');
+    console.error(error);
+    return;
+  }
+  const unplaced: string[] = [];
+  for (const { field: name, message } of error.fieldErrors) {
+    const slot = form.querySelector<HTMLElement>(`.field-error[data-field="${CSS.escape(name)}"]`);
+    if (!slot) {
+      unplaced.push(message);
+      continue;
+    }
+    slot.textContent = capitalize(message);
+    slot.hidden = false;
+    form.querySelector(`[name="${CSS.escape(name)}"]`)?.setAttribute('aria-invalid', 'true');
+  }
+  alert.show([error.message, ...unplaced.map(capitalize)].join(' '));
+}
+
+function capitalize(text: string): string {
+  return text ? text[0]?.toUpperCase() + text.slice(1) : text;
+}
+
+/** Disables a form's buttons while `work` runs, so a double click sends one request. */
+export async function busy<T>(form: HTMLElement, work: () => Promise<T>): Promise<T> {
+  const buttons = [...form.querySelectorAll<HTMLButtonElement>('button')];
+  for (const button of buttons) button.disabled = true;
+  form.setAttribute('aria-busy', 'true');
+  try {
+    return await work();
+  } finally {
+    for (const button of buttons) button.disabled = false;
+    form.removeAttribute('aria-busy');
+  }
+}
+
+export function input(name: string, props: Record<string, unknown> = {}): HTMLInputElement {
+  return h('input', { name, type: 'text', ...props });
+}
+
+export function textarea(name: string, props: Record<string, unknown> = {}): HTMLTextAreaElement {
+  return h('textarea', { name, rows: 5, ...props });
+}
+
+export function actions(...children: Child[]): HTMLElement {
+  return h('div', { class: 'actions' }, ...children);
+}

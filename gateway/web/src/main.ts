@@ -1,0 +1,102 @@
+/**
+ * The web client: a hash router over five screens. Public: the posts and one post, log in,
+ * register. Signed in: my posts, notes. It talks only to the gateway, on the page's own origin.
+ */
+import './style.css';
+import { onSessionExpired } from './api';
+import { h, replaceChildren } from './dom';
+import { currentSession, endSession } from './session';
+import { authView } from './views/auth';
+import { myPostsView } from './views/my-posts';
+import { notesView } from './views/notes';
+import { postListView, postView } from './views/posts';
+
+const view = document.getElementById('view') as HTMLElement;
+const nav = document.getElementById('nav') as HTMLElement;
+
+/** A message for the login screen, set when the session ended on its own. */
+let loginNotice: string | undefined;
+/** Where to go back to after logging in. */
+let returnTo = '#/mine';
+
+function go(hash: string): void {
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+function renderNav(path: string): void {
+  const session = currentSession();
+  const link = (href: string, label: string) =>
+    h('a', { href, 'aria-current': path === href.slice(1) ? 'page' : undefined }, label);
+  replaceChildren(
+    nav,
+    link('#/', 'Posts'),
+    ...(session
+      ? [
+          link('#/mine', 'My posts'),
+          link('#/notes', 'Notes'),
+          h('span', { class: 'who', title: 'Signed in' }, session.email),
+          h('button', { type: 'button', class: 'link', onclick: logOut }, 'Log out'),
+        ]
+      : [link('#/login', 'Log in'), link('#/register', 'Register')]),
+  );
+}
+
+function logOut(): void {
+  endSession();
+  loginNotice = undefined;
+  go('#/');
+}
+
+function screen(path: string, query: URLSearchParams): HTMLElement {
+  const signedIn = currentSession() !== undefined;
+  const post = /^\/posts\/([^/]+)$/.exec(path);
+  if (post?.[1]) return postView(decodeURIComponent(post[1]));
+  switch (path) {
+    case '/':
+    case '':
+      return postListView(query, go);
+    case '/login':
+    case '/register': {
+      if (signedIn) {
+        queueMicrotask(() => go(returnTo));
+        return h('p', null, 'Already signed in.');
+      }
+      const notice = loginNotice;
+      loginNotice = undefined;
+      return authView(path === '/login' ? 'login' : 'register', notice, () => go(returnTo));
+    }
+    case '/mine':
+    case '/notes':
+      if (!signedIn) {
+        returnTo = `#${path}`;
+        loginNotice ??= 'Please log in first.';
+        queueMicrotask(() => go('#/login'));
+        return h('p', null, 'Please log in.');
+      }
+      return path === '/mine' ? myPostsView() : notesView();
+    default:
+      return h(
+        'section',
+        { class: 'card narrow' },
+        h('h1', null, 'Page not found'),
+        h('a', { href: '#/' }, 'Go to the posts'),
+      );
+  }
+}
+
+function render(): void {
+  const [path = '/', search = ''] = location.hash.replace(/^#/, '').split('?');
+  renderNav(path || '/');
+  replaceChildren(view, screen(path || '/', new URLSearchParams(search)));
+  view.focus({ preventScroll: true });
+}
+
+onSessionExpired((message) => {
+  loginNotice = message;
+  returnTo = location.hash.startsWith('#/mine') || location.hash.startsWith('#/notes') ? location.hash : '#/mine';
+  go('#/login');
+});
+
+window.addEventListener('hashchange', render);
+render();

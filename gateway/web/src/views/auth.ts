@@ -1,0 +1,55 @@
+/** Log in and register: one form, two purposes. A successful answer starts the session. */
+import { api } from '../api';
+import { alertBox, h } from '../dom';
+import { actions, busy, field, input, showError } from '../forms';
+import { startSession } from '../session';
+
+export function authView(mode: 'login' | 'register', notice: string | undefined, done: () => void): HTMLElement {
+  const registering = mode === 'register';
+  const alert = alertBox();
+  const email = input('email', { type: 'email', autocomplete: 'email', required: true });
+  const password = input('password', {
+    type: 'password',
+    autocomplete: registering ? 'new-password' : 'current-password',
+    required: true,
+    minLength: registering ? 8 : undefined,
+  });
+  const form = h(
+    'form',
+    { class: 'card narrow', novalidate: true },
+    h('h1', null, registering ? 'Create an account' : 'Log in'),
+    alert,
+    field('E-mail', email),
+    field('Password', password, registering ? 'At least 8 characters.' : undefined),
+    actions(h('button', { type: 'submit', class: 'primary' }, registering ? 'Create account' : 'Log in')),
+    h(
+      'p',
+      { class: 'switch' },
+      registering ? 'Already have an account? ' : 'New here? ',
+      h('a', { href: registering ? '#/login' : '#/register' }, registering ? 'Log in' : 'Create an account'),
+    ),
+  );
+  if (notice) alert.show(notice);
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const address = email.value.trim();
+    if (!address || !password.value) {
+      alert.show('Please enter your e-mail and password.');
+      return;
+    }
+    void busy(form, async () => {
+      try {
+        const { token } = registering
+          ? await api.register(address, password.value)
+          : await api.login(address, password.value);
+        startSession({ token, email: address.toLowerCase() });
+        done();
+      } catch (error) {
+        showError(form, alert, error);
+      }
+    });
+  });
+  queueMicrotask(() => email.focus());
+  return form;
+}

@@ -1,0 +1,186 @@
+/**
+ * The signed-in person's notes, each with an optional file. A file goes from the browser
+ * straight to storage through a signed link (with a progress bar); the note keeps only its key.
+ */
+import { api, type Note } from '../api';
+import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
+import { actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { uploadFile } from '../upload';
+
+/** A file picker with a progress bar that shows the bytes sent while an upload runs. */
+function filePicker(label: string) {
+  const picker = h('input', { type: 'file', name: 'file' });
+  const bar = h('progress', { max: 1, value: 0, 'aria-label': 'Upload progress' });
+  const status = h('span', { class: 'progress-text' });
+  const progress = h('div', { class: 'progress', hidden: true }, bar, status);
+  return {
+    element: h('div', null, field(label, picker), progress),
+    /** Uploads the chosen file, if any, and gives its key. */
+    async upload(): Promise<string | undefined> {
+      const file = picker.files?.[0];
+      if (!file) return undefined;
+      progress.hidden = false;
+      bar.value = 0;
+      status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
+      const key = await uploadFile(file, (sent, total) => {
+        bar.max = total || 1;
+        bar.value = sent;
+        status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent`;
+      }).catch((error: unknown) => {
+        progress.hidden = true;
+        throw error;
+      });
+      status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
+      return key;
+    },
+    /** Clears the choice; the finished bar stays, as the receipt of the last upload. */
+    reset() {
+      picker.value = '';
+    },
+  };
+}
+
+export function notesView(): HTMLElement {
+  const alert = alertBox();
+  const list = h('ul', { class: 'cards', 'aria-label': 'My notes' });
+  const refresh = async () => {
+    try {
+      const notes = await api.listNotes();
+      replaceChildren(
+        list,
+        ...(notes.length === 0
+          ? [h('li', { class: 'empty' }, 'No notes yet.')]
+          : notes.map((note) => noteItem(note, refresh, alert))),
+      );
+    } catch (error) {
+      alert.show((error as Error).message);
+    }
+  };
+
+  const createAlert = alertBox();
+  const title = input('title', { maxLength: 200 });
+  const body = textarea('body', { rows: 4 });
+  const file = filePicker('Attachment (optional)');
+  const form = h(
+    'form',
+    { class: 'card', novalidate: true, 'aria-labelledby': 'new-note-heading' },
+    h('h2', { id: 'new-note-heading' }, 'New note'),
+    createAlert,
+    field('Title', title),
+    field('Text', body),
+    file.element,
+    actions(h('button', { type: 'submit', class: 'primary' }, 'Save note')),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    createAlert.clear();
+    void busy(form, async () => {
+      try {
+        const attachmentKey = await file.upload();
+        await api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) });
+        form.reset();
+        file.reset();
+        clearFieldErrors(form);
+        createAlert.show('Note saved.', 'ok');
+        await refresh();
+      } catch (error) {
+        showError(form, createAlert, error);
+      }
+    });
+  });
+
+  void refresh();
+  return h('section', null, h('h1', null, 'Notes'), form, h('h2', null, 'Your notes'), alert, list);
+}
+
+function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(message: string): void }): HTMLElement {
+  const item = h('li', { class: 'card', 'data-note-id': note._id });
+
+  const download = () =>
+    busy(item, async () => {
+      try {
+        // A fresh signed link each time; storage answers it as an attachment, so this saves the file.
+        const { url } = await api.attachmentLink(note._id);
+        h('a', { href: url, rel: 'noopener' }).click();
+      } catch (error) {
+        alert.show((error as Error).message);
+      }
+    });
+
+  const show = () =>
+    replaceChildren(
+      item,
+      h('h3', null, note.title),
+      h('p', { class: 'meta' }, `Updated ${formatDate(note.updatedAt)}`),
+      note.body ? h('p', { class: 'body-preview' }, note.body) : null,
+      actions(
+        note.attachmentKey
+          ? h(
+              'button',
+              { type: 'button', onclick: download },
+              `Download ${note.attachmentKey.split('.').pop()?.toUpperCase()} file`,
+            )
+          : null,
+        h('button', { type: 'button', onclick: edit }, 'Edit'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: () => {
+              if (!confirm(`Delete the note “${note.title}”${note.attachmentKey ? ' and its file' : ''}?`)) return;
+              void busy(item, async () => {
+                try {
+                  await api.deleteNote(note._id);
+                  await refresh();
+                } catch (error) {
+                  alert.show((error as Error).message);
+                }
+              });
+            },
+          },
+          'Delete',
+        ),
+      ),
+    );
+
+  function edit() {
+    const editAlert = alertBox();
+    const title = input('title', { value: note.title, maxLength: 200 });
+    const body = textarea('body', { value: note.body, rows: 4 });
+    const file = filePicker(note.attachmentKey ? 'Replace the file' : 'Attach a file');
+    const form = h(
+      'form',
+      { novalidate: true },
+      editAlert,
+      field('Title', title),
+      field('Text', body),
+      file.element,
+      actions(
+        h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
+        h('button', { type: 'button', onclick: show }, 'Cancel'),
+      ),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void busy(form, async () => {
+        try {
+          const attachmentKey = await file.upload();
+          await api.updateNote(note._id, {
+            title: title.value,
+            body: body.value,
+            ...(attachmentKey ? { attachmentKey } : {}),
+          });
+          await refresh();
+        } catch (error) {
+          showError(form, editAlert, error);
+        }
+      });
+    });
+    replaceChildren(item, h('h3', null, 'Edit note'), form);
+    title.focus();
+  }
+
+  show();
+  return item;
+}
