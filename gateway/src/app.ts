@@ -6,7 +6,7 @@ import { rateLimit } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
-import { createUpstreamProxy } from './proxy';
+import { createUpstreamProxy, readBody, type UpstreamProxy } from './proxy';
 import { checkUpstreams } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
@@ -44,9 +44,15 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   const proxies = Object.fromEntries(
     Object.entries(targets).map(([name, target]) => [
       name,
-      createUpstreamProxy({ name, target, timeoutMs: config.UPSTREAM_TIMEOUT, logger }),
+      createUpstreamProxy({
+        name,
+        target,
+        timeoutMs: config.UPSTREAM_TIMEOUT,
+        retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
+        logger,
+      }),
     ]),
-  ) as Record<Upstream, ReturnType<typeof createUpstreamProxy>>;
+  ) as Record<Upstream, UpstreamProxy>;
   const limits = {
     auth: limiter(config.AUTH_RATE_LIMIT, config.RATE_WINDOW),
     default: limiter(config.RATE_LIMIT, config.RATE_WINDOW),
@@ -92,10 +98,16 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
     limits[found.limit](req, res, next);
   });
   app.use(bodyLimit(config.BODY_LIMIT_BYTES));
-  app.use(function forward(req: Request, res: Response, next: NextFunction) {
+  app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
     if (verifyTokens && !authGuard(found.auth, config.JWT_SECRET, req, res)) return;
-    void proxies[found.upstream](req, res, next);
+    const body = await readBody(req, config.BODY_LIMIT_BYTES);
+    if (body === 'aborted') return;
+    if (body === 'too-large') {
+      res.setHeader('connection', 'close');
+      return sendError(res, 413, messages.bodyTooLarge);
+    }
+    proxies[found.upstream](req, res);
   });
 
   app.use(function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {

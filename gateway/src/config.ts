@@ -22,6 +22,11 @@ export const configSpec = {
   TRUST_PROXY: env.string('false'),
   /** How long an upstream may take to answer before the gateway gives 504. */
   UPSTREAM_TIMEOUT: env.durationMs('15s'),
+  /**
+   * How long a refused connection to an upstream is retried before 502 (a restarting service is
+   * back on its port within it).
+   */
+  UPSTREAM_RETRY_WINDOW: env.durationMs('3s'),
   BODY_LIMIT_BYTES: env.int(100 * 1024, { min: 1 }),
 };
 

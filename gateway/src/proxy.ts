@@ -1,16 +1,24 @@
-import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
+import { createProxyMiddleware } from 'http-proxy-middleware';
 import { sendError } from './respond';
 
 export interface ProxyOptions {
   target: string;
   name: string;
   timeoutMs: number;
+  /**
+   * How long a refused connection is retried before the answer is 502: long enough for a
+   * restarted service to come back on its port. An upstream refusing for longer than this is
+   * down, and its requests fail at once until it answers again.
+   */
+  retryWindowMs: number;
   logger: Logger;
 }
+
+export type UpstreamProxy = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * One keep-alive pool per upstream. Idle sockets are dropped after 30 s, well before the
@@ -21,39 +29,134 @@ function keepAliveAgent(): Agent {
 }
 
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
+/** Methods whose repetition changes nothing more than the first time (RFC 9110 §9.2.2). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** Request bodies, read whole before the first attempt (see `readBody`) so a retry can resend them. */
+const bodies = new WeakMap<IncomingMessage, Buffer>();
 
 /**
- * Streams a request to one upstream, bodies untouched. A refused or broken connection is a JSON
- * 502; no answer within `timeoutMs` is a JSON 504. Neither ever hangs the client.
+ * Reads a request's body into memory, at most `maxBytes` (the gateway's body limit, 100 kB by
+ * default), because a retry must be able to send it again. Afterwards `Content-Length` describes
+ * the body exactly as it will be sent, also when the client sent it chunked.
  */
-export function createUpstreamProxy({
-  target,
-  name,
-  timeoutMs,
-  logger,
-}: ProxyOptions): RequestHandler<IncomingMessage, ServerResponse> {
-  return createProxyMiddleware<IncomingMessage, ServerResponse>({
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<'read' | 'too-large' | 'aborted'> {
+  const declared = req.headers['content-length'];
+  if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {
+    return Promise.resolve('read');
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (outcome: 'read' | 'too-large' | 'aborted') => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) return done('too-large');
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      const body = Buffer.concat(chunks, size);
+      bodies.set(req, body);
+      delete req.headers['transfer-encoding'];
+      req.headers['content-length'] = String(body.length);
+      done('read');
+    };
+    const onError = () => done('aborted');
+    const onClose = () => {
+      if (!req.complete) done('aborted');
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
+interface Attempts {
+  count: number;
+  firstAt: number;
+  last?: ClientRequest;
+}
+
+/**
+ * Sends a request to one upstream and streams the answer back. A refused connection (the
+ * request never reached the service: it is restarting) is retried with backoff within the
+ * retry window, for every method, since the body is held; a connection reset on a reused
+ * keep-alive socket before any answer is retried once, for idempotent methods only. Otherwise a
+ * broken connection is a JSON 502, and no answer within `timeoutMs` a JSON 504. Nothing hangs.
+ */
+export function createUpstreamProxy({ target, name, timeoutMs, retryWindowMs, logger }: ProxyOptions): UpstreamProxy {
+  const attempts = new WeakMap<IncomingMessage, Attempts>();
+  /** Since when every new connection to the upstream has been refused; unset once it answers. */
+  let refusedSince: number | undefined;
+
+  const retryDelay = (req: IncomingMessage, err: NodeJS.ErrnoException, res: ServerResponse): number | undefined => {
+    const state = attempts.get(req);
+    // (The request stream itself is destroyed once read; the client is gone when its socket is.)
+    if (!state || res.headersSent || res.destroyed || req.socket.destroyed) return undefined;
+    const now = Date.now();
+    if (err.code === 'ECONNREFUSED') {
+      refusedSince ??= now;
+      if (now - refusedSince > retryWindowMs) return undefined;
+      const delay = Math.min(50 * 2 ** (state.count - 1), 400);
+      return now + delay - state.firstAt <= retryWindowMs ? delay : undefined;
+    }
+    const reset = err.code === 'ECONNRESET' || err.code === 'EPIPE';
+    if (reset && state.last?.reusedSocket && state.count === 1 && IDEMPOTENT.has(req.method ?? '')) return 0;
+    return undefined;
+  };
+
+  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
     target,
     agent: keepAliveAgent(),
     changeOrigin: false,
     xfwd: false,
     on: {
-      proxyReq(proxyReq) {
+      proxyReq(proxyReq, req) {
+        const state = attempts.get(req);
+        if (state) state.last = proxyReq;
         proxyReq.setTimeout(timeoutMs, () => {
           proxyReq.destroy(Object.assign(new Error(`${name} did not answer in ${timeoutMs} ms`), { code: TIMED_OUT }));
         });
+        const body = bodies.get(req);
+        if (body) proxyReq.write(body);
+      },
+      proxyRes() {
+        refusedSince = undefined;
       },
       error(err, req, res) {
         const code = (err as NodeJS.ErrnoException).code;
+        if (!('setHeader' in res)) return (res as Socket).destroy();
+        const delay = retryDelay(req, err as NodeJS.ErrnoException, res);
+        if (delay !== undefined) {
+          const state = attempts.get(req) as Attempts;
+          state.count += 1;
+          logger.debug(
+            { upstream: name, code, attempt: state.count, requestId: req.headers['x-request-id'] },
+            'retrying',
+          );
+          setTimeout(() => void proxy(req, res, () => {}), delay);
+          return;
+        }
         const timedOut = code === TIMED_OUT;
         logger.error(
-          { upstream: name, code, requestId: req.headers['x-request-id'], path: req.url },
+          {
+            upstream: name,
+            code,
+            requestId: req.headers['x-request-id'],
+            path: req.url,
+            attempts: attempts.get(req)?.count,
+          },
           'upstream failed',
         );
-        if (!('setHeader' in res)) return (res as Socket).destroy();
         if (res.headersSent) return res.destroy();
         sendError(res, timedOut ? 504 : 502, timedOut ? messages.upstreamTimeout : messages.upstreamUnavailable);
       },
     },
   });
+
+  return (req, res) => {
+    attempts.set(req, { count: 1, firstAt: Date.now() });
+    void proxy(req, res, () => {});
+  };
 }

@@ -37,10 +37,20 @@ export interface Seen {
   body: string;
 }
 
-/** A real upstream that records what reached it and answers with it, after `delayMs`. */
-export async function echoUpstream({ delayMs = 0, answer = true } = {}) {
+/**
+ * A real upstream that records what reached it and answers with it, after `delayMs`, on `port`
+ * (a free one by default). With `resetReused`, a second request on a kept-alive connection is
+ * met by a reset instead, as when a server closes an idle connection as the request arrives.
+ */
+export async function echoUpstream({ delayMs = 0, answer = true, port = 0, resetReused = false } = {}) {
   const seen: Seen[] = [];
+  const served = new WeakSet<object>();
   const server: Server = createServer((req, res) => {
+    if (resetReused && served.has(req.socket)) {
+      req.socket.resetAndDestroy();
+      return;
+    }
+    served.add(req.socket);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -59,10 +69,10 @@ export async function echoUpstream({ delayMs = 0, answer = true } = {}) {
     });
   });
   server.keepAliveTimeout = 65_000;
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listenPort = port || (await freePort());
+  await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${listenPort}`,
     seen,
     close: () =>
       new Promise<void>((resolve) => {
