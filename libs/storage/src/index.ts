@@ -94,6 +94,8 @@ export class ObjectStorage {
   readonly bucket: string;
   private readonly s3: S3Client;
   private readonly signer: S3Client;
+  /** The last reachability probe (see assertReachable): when it started, and its error if any. */
+  private probe: { at: number; outcome: Promise<unknown> } | undefined;
 
   constructor(settings: StorageSettings) {
     this.bucket = settings.bucket;
@@ -186,6 +188,27 @@ export class ObjectStorage {
       ResponseContentDisposition: `attachment; filename="${filename}"`,
     });
     return this.call(() => getSignedUrl(this.signer, command, { expiresIn }));
+  }
+
+  /**
+   * Throws the 503 (or, for a missing bucket or refused credentials, the 500) that a real call
+   * would, when storage did not answer a HEAD of the bucket. Signing a link is computed here,
+   * without storage, so without this check a link would be handed out that cannot work. One
+   * probe serves every caller for `maxAgeMs`; concurrent callers share a probe in flight.
+   */
+  async assertReachable(maxAgeMs = 1000): Promise<void> {
+    const now = Date.now();
+    if (!this.probe || now - this.probe.at > maxAgeMs) {
+      const outcome = this.call(() => this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }))).then(
+        () => undefined,
+        // A HEAD has no body: a missing bucket comes back as a bare 404, which is NoSuchBucket.
+        (err: HttpError) =>
+          err.status === 404 ? new HttpError(500, storageMessages.failed, { cause: err, expose: true }) : err,
+      );
+      this.probe = { at: now, outcome };
+    }
+    const failure = await this.probe.outcome;
+    if (failure) throw failure;
   }
 
   /** Readiness: the bucket exists and our credentials reach it. */

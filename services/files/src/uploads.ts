@@ -62,6 +62,7 @@ export function createUploads({
 
   return {
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
+      await storage.assertReachable();
       const key = newUploadKey(filename);
       const url = await storage.signPut(key, { contentType, size, expiresIn: settings.uploadTtlS });
       await model.create({ key, ownerId, contentType, size: size ?? null, state: 'issued', issuedAt: new Date() });

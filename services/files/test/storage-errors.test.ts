@@ -35,6 +35,13 @@ describe('storage errors, each from the real storage server', () => {
       expect(res.body).toEqual({ error: 'Storage operation failed' });
       expect(res.text).not.toContain('no-such-bucket-here');
       expect(h.logs.text()).toContain('NoSuchBucket');
+
+      const link = await h.http
+        .post('/upload-url')
+        .set(owner.auth)
+        .send({ contentType: 'text/plain', filename: 'a.txt' });
+      expect(link.status).toBe(500);
+      expect(link.body).toEqual({ error: 'Storage operation failed' });
     } finally {
       await h.close();
     }
@@ -70,6 +77,14 @@ describe('storage errors, each from the real storage server', () => {
       expect(res.body).toEqual({ error: 'Storage temporarily unavailable' });
       expect(Date.now() - started).toBeLessThan(10_000);
       expect((await h.http.get('/readyz')).status).toBe(503);
+
+      // A link is signed without storage: it is still refused, rather than one that cannot work.
+      const link = await h.http
+        .post('/upload-url')
+        .set(owner.auth)
+        .send({ contentType: 'text/plain', filename: 'a.txt' });
+      expect(link.status).toBe(503);
+      expect(link.body).toEqual({ error: 'Storage temporarily unavailable' });
     } finally {
       await h.close();
     }
