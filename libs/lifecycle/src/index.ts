@@ -1,5 +1,6 @@
 import type { RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '@cs/log';
 
 /** Anything that hands out a Node request listener: a Koa app. */
@@ -33,6 +34,28 @@ export interface RunningServer {
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
+ * What Node answers, on its own, to a request its HTTP parser refuses (a bare CR or a NUL in a
+ * header, obs-fold, an oversized header block…), but as our usual JSON error, not an empty body.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Request timed out']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
  * Listens, and on SIGTERM/SIGINT: stops accepting, tells keep-alive clients to go elsewhere
  * (`Connection: close`), lets in-flight requests finish within the bound, closes the rest, runs
  * `onClose`, and exits 0.
@@ -44,6 +67,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   server.requestTimeout = 30_000;
+  server.on('clientError', answerMalformed);
   // Responses not finished yet. On shutdown they are told `Connection: close`, and each
   // connection is closed as soon as it goes idle, so draining ends with the last response.
   const inFlight = new Set<ServerResponse>();
