@@ -7,7 +7,7 @@
  * BENCH_SIZES (1000,10000), BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -28,6 +28,7 @@ import {
 } from '@cs/devstack';
 import mongoose, { Types } from 'mongoose';
 import type { LoadResult, LoadSpec } from './load';
+import { rssMb } from './rss';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 4);
@@ -100,17 +101,6 @@ async function interleave(
       },
     ]),
   );
-}
-
-function rssMb(pid: number): number {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
-    return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 102.4) / 10;
-  } catch {
-    return 0;
-  }
 }
 
 // ---------- the run ----------

@@ -1,0 +1,130 @@
+/**
+ * The real system for fault tests, with the servers a test will break started by the test
+ * itself (never the shared ones, never an external MONGO_URL / S3_ENDPOINT): a fault is always
+ * done to a process this test started, by pid.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  prepareBucket,
+  REPO_ROOT,
+  type RunningServer,
+  type RunningSystem,
+  type SystemOptions,
+  startMongo,
+  startStorage,
+} from '@cs/devstack';
+import { startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function until(
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 50,
+): Promise<number | undefined> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await probe().catch(() => false)) return Date.now() - started;
+    await sleep(everyMs);
+  }
+  return undefined;
+}
+
+/** A server of our own that a test can kill and start again on the same port, with its data. */
+export class OwnServer {
+  private constructor(
+    private readonly start: (port?: number) => Promise<RunningServer>,
+    public server: RunningServer,
+  ) {}
+
+  static async launch(start: (port?: number) => Promise<RunningServer>): Promise<OwnServer> {
+    return new OwnServer(start, await start());
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  get pid(): number {
+    const pid = this.server.child?.pid;
+    if (pid === undefined) throw new Error('not a server of ours');
+    return pid;
+  }
+
+  /** SIGKILL: gone at once, as in a crash or a lost machine. */
+  async kill(): Promise<void> {
+    process.kill(this.pid, 'SIGKILL');
+    await this.server.child?.exited;
+  }
+
+  async restart(): Promise<void> {
+    this.server = await this.start(this.server.port);
+  }
+
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+}
+
+export interface FaultSystem {
+  system: RunningSystem;
+  /** Where the services' databases are: `withDatabase(mongoUrl, dbPrefix + service)`. */
+  mongoUrl: string;
+  dbPrefix: string;
+  mongo?: OwnServer;
+  storage?: OwnServer;
+  bucket: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole system with rate limits off (the load is one client IP) and, when asked, its own
+ * MongoDB-protocol server and its own S3 server.
+ */
+export async function startFaultSystem({
+  ownMongo = false,
+  ownStorage = false,
+  ...overrides
+}: { ownMongo?: boolean; ownStorage?: boolean } & Partial<SystemOptions> = {}): Promise<FaultSystem> {
+  const id = randomBytes(3).toString('hex');
+  const dataDir = join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data', 'faults'), `faults-${id}`);
+  const shared = testStorageSettings();
+  const bucket = `faults-${id}`;
+  const mongo = ownMongo ? await OwnServer.launch((port) => startMongo({ dataDir, port, env: {} })) : undefined;
+  const storage = ownStorage
+    ? await OwnServer.launch((port) => startStorage({ dataDir, port, ...shared, env: {} }))
+    : undefined;
+  const storageSettings = { ...shared, endpoint: storage?.url ?? shared.endpoint, bucket };
+  await prepareBucket({ ...storageSettings, corsOrigins: [] });
+  const mongoUrl = mongo?.url ?? process.env.MONGO_URL ?? '';
+  const dbPrefix = `f${id}_`;
+  const system = await startTestSystem({
+    mongoUrl,
+    dbPrefix,
+    storage: storageSettings,
+    jwtSecret: TEST_JWT_SECRET,
+    ...overrides,
+    env: { AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', ...overrides.env },
+  });
+  return {
+    system,
+    mongoUrl,
+    dbPrefix,
+    mongo,
+    storage,
+    bucket,
+    async stop() {
+      await system.stop();
+      await Promise.all([mongo?.stop(), storage?.stop()]);
+    },
+  };
+}
+
+/** Figures of one fault scenario, for bench/results/faults.md (scripts/test-faults.sh writes it). */
+export function recordFigures(scenario: string, figures: Record<string, unknown>): void {
+  const dir = process.env.FAULTS_FIGURES_DIR ?? join(REPO_ROOT, '.data', 'faults-figures');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${scenario}.json`), `${JSON.stringify({ scenario, ...figures }, null, 2)}\n`);
+}

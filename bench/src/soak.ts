@@ -1,0 +1,166 @@
+/**
+ * `npm run soak`: promise 7 of the reliability issue. The whole system under mixed traffic for
+ * ten minutes, every process's memory sampled: after a minute's warm-up no process of ours may
+ * grow more than 20%, and no request may fail. Not part of CI (it takes ten minutes).
+ * Writes bench/results/soak.{json,md}; exits 1 when a promise is broken.
+ *
+ * Knobs (environment): SOAK_MINUTES (10), SOAK_WARMUP_S (60), SOAK_WORKERS (8),
+ * SOAK_SAMPLE_S (10), SOAK_OUT (bench/results).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import {
+  ensureTools,
+  prepareBucket,
+  REPO_ROOT,
+  type RunningServer,
+  type RunningSystem,
+  startMongo,
+  startStorage,
+  startSystem,
+} from '@cs/devstack';
+import { rssMb } from './rss';
+import { Traffic } from './traffic';
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const WARMUP_S = Number(process.env.SOAK_WARMUP_S ?? 60);
+const WORKERS = Number(process.env.SOAK_WORKERS ?? 8);
+const SAMPLE_S = Number(process.env.SOAK_SAMPLE_S ?? 10);
+const OUT = process.env.SOAK_OUT ?? join(REPO_ROOT, 'bench', 'results');
+const MAX_GROWTH = 0.2;
+const S3 = {
+  accessKeyId: 'soakaccess',
+  secretAccessKey: 'soaksecret-soaksecret',
+  region: 'us-east-1',
+  bucket: 'content-soak',
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The median of the last three samples: one sample caught mid-collection is not growth. */
+const settled = (samples: number[]) => [...samples.slice(-3)].sort((a, b) => a - b)[1] ?? samples.at(-1) ?? 0;
+
+async function main(): Promise<void> {
+  const dataDir = join(REPO_ROOT, '.data', `soak-${process.pid}`);
+  const owned: RunningServer[] = [];
+  let system: RunningSystem | undefined;
+  let failed = false;
+  try {
+    ensureTools();
+    const [mongo, storage] = await Promise.all([
+      startMongo({ dataDir, env: {} }),
+      startStorage({ dataDir, ...S3, env: {} }),
+    ]);
+    owned.push(mongo, storage);
+    await prepareBucket({ endpoint: storage.url, ...S3, corsOrigins: [] });
+    system = await startSystem({
+      dataDir,
+      mongoUrl: mongo.url,
+      storage: { endpoint: storage.url, ...S3 },
+      jwtSecret: randomBytes(32).toString('hex'),
+      env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0' },
+    });
+
+    const pids: Record<string, number> = Object.fromEntries(
+      Object.values(system.processes).map((p) => [p.name, p.child.pid]),
+    );
+    if (mongo.child) pids.ferretdb = mongo.child.pid;
+    if (storage.child) pids.versitygw = storage.child.pid;
+    const ours = Object.keys(system.processes);
+
+    const traffic = new Traffic({ baseUrl: system.gatewayUrl, workers: WORKERS });
+    await traffic.prepare();
+    const started = Date.now();
+    traffic.start();
+    console.log(
+      `soak: ${WORKERS} workers for ${MINUTES} min; memory every ${SAMPLE_S} s after ${WARMUP_S} s of warm-up`,
+    );
+
+    const samples: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((n) => [n, []]));
+    const times: number[] = [];
+    await sleep(WARMUP_S * 1000);
+    while (Date.now() - started < MINUTES * 60_000) {
+      times.push(Math.round((Date.now() - started) / 1000));
+      for (const [name, pid] of Object.entries(pids)) samples[name]?.push(rssMb(pid));
+      const line = Object.entries(samples)
+        .map(([n, s]) => `${n} ${s.at(-1)} MB`)
+        .join(', ');
+      console.log(`soak: ${times.at(-1)} s, ${traffic.outcomes.length} requests; ${line}`);
+      await sleep(SAMPLE_S * 1000);
+    }
+    await traffic.stop();
+    const elapsedS = (Date.now() - started) / 1000;
+    const verified = await traffic.verify();
+
+    const summary = Traffic.summarize(traffic.outcomes);
+    const failures = traffic.outcomes.filter((o) => o.status < 200 || o.status >= 300).length;
+    const memory = Object.fromEntries(
+      Object.entries(samples).map(([name, s]) => {
+        const afterWarmup = s[0] ?? 0;
+        const end = settled(s);
+        const peak = Math.max(...s);
+        return [
+          name,
+          { afterWarmup, end, peak, growth: afterWarmup ? Math.round((end / afterWarmup - 1) * 1000) / 10 : 0 },
+        ];
+      }),
+    );
+    const broken = [
+      ...ours.filter((n) => (memory[n]?.growth ?? 0) > MAX_GROWTH * 100).map((n) => `${n} grew ${memory[n]?.growth}%`),
+      ...(failures > 0 ? [`${failures} requests failed`] : []),
+      ...verified.problems.slice(0, 10),
+    ];
+    failed = broken.length > 0;
+
+    const report = {
+      at: new Date().toISOString(),
+      machine: `${cpus().length} cores, Node ${process.version}`,
+      settings: { minutes: MINUTES, warmupS: WARMUP_S, workers: WORKERS, sampleS: SAMPLE_S },
+      traffic: { ...summary, requestsPerSecond: Math.round(summary.requests / elapsedS) },
+      writesVerified: verified.checked,
+      memoryMb: memory,
+      samples: { atS: times, ...samples },
+      broken,
+    };
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, 'soak.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const rows = Object.entries(memory).map(
+      ([n, m]) =>
+        `| ${n}${ours.includes(n) ? '' : ' (not ours)'} | ${m.afterWarmup} | ${m.end} | ${m.peak} | ${m.growth}% |`,
+    );
+    writeFileSync(
+      join(OUT, 'soak.md'),
+      [
+        '# Soak: figures',
+        '',
+        `Written by \`npm run soak\` at ${report.at} (${report.machine}). ${WORKERS} workers of mixed traffic`,
+        `(bench/src/traffic.ts) for ${MINUTES} min; memory sampled every ${SAMPLE_S} s after ${WARMUP_S} s of warm-up.`,
+        '',
+        `- Requests: ${summary.requests} (${report.traffic.requestsPerSecond}/s); by status: ${JSON.stringify(summary.byStatus)}`,
+        `- Latency: p50 ${summary.p50} ms, p99 ${summary.p99} ms, max ${summary.max} ms`,
+        `- Writes read back afterwards, exactly as sent: ${verified.checked}, problems: ${verified.problems.length}`,
+        `- Promise (no process of ours grows more than ${MAX_GROWTH * 100}%, no failed request): ${failed ? `BROKEN: ${broken.join('; ')}` : 'kept'}`,
+        '',
+        '| process | RSS after warm-up (MB) | at the end (MB) | peak (MB) | growth |',
+        '| --- | --- | --- | --- | --- |',
+        ...rows,
+        '',
+        'The end value is the median of the last three samples. FerretDB and versitygw are measured',
+        'for information: their memory follows the data they hold, which grows with every write.',
+        '',
+      ].join('\n'),
+    );
+    console.log(`soak: ${failed ? `BROKEN: ${broken.join('; ')}` : 'kept'} → ${join(OUT, 'soak.md')}`);
+  } finally {
+    await system?.stop();
+    for (const server of owned) await server.stop().catch(() => undefined);
+    if (!process.env.KEEP_SOAK_DATA) rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

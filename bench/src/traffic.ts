@@ -1,0 +1,337 @@
+/**
+ * Mixed traffic through the gateway, for the fault tests and the soak: workers that each act as
+ * their own user (reads, writes, logins, upload links) and record every outcome, with a ledger of
+ * every write that got a 2xx, so that afterwards each can be read back and compared.
+ */
+import { randomBytes } from 'node:crypto';
+
+export const OPS = [
+  'listPosts',
+  'getPost',
+  'myPosts',
+  'createPost',
+  'updatePost',
+  'createNote',
+  'updateNote',
+  'listNotes',
+  'login',
+  'uploadUrl',
+] as const;
+export type OpName = (typeof OPS)[number];
+
+/** Which service answers each operation. */
+export const SERVICE_OF: Record<OpName, 'identity' | 'posts' | 'notes' | 'files'> = {
+  listPosts: 'posts',
+  getPost: 'posts',
+  myPosts: 'posts',
+  createPost: 'posts',
+  updatePost: 'posts',
+  createNote: 'notes',
+  updateNote: 'notes',
+  listNotes: 'notes',
+  login: 'identity',
+  uploadUrl: 'files',
+};
+
+/** Mostly reads, as in real use; every write the API has is in the mix. */
+export const DEFAULT_MIX: Record<OpName, number> = {
+  listPosts: 30,
+  getPost: 15,
+  myPosts: 10,
+  createPost: 10,
+  updatePost: 8,
+  createNote: 8,
+  updateNote: 5,
+  listNotes: 8,
+  login: 3,
+  uploadUrl: 3,
+};
+
+export interface Outcome {
+  op: OpName;
+  /** 0 when no HTTP answer came: the connection failed, or the client gave up (`error` says). */
+  status: number;
+  /** Whether the answer was JSON (every answer of the API should be). */
+  json: boolean;
+  startedAt: number;
+  ms: number;
+  error?: string;
+}
+
+interface Written {
+  owner: string;
+  /** What the resource must hold now, if `settled`. */
+  fields: Record<string, unknown>;
+  /** False after a write whose outcome is unknown (no answer, or 5xx): its effect may or may not be there. */
+  settled: boolean;
+}
+
+interface User {
+  email: string;
+  password: string;
+  token: string;
+  posts: string[];
+  notes: string[];
+}
+
+export interface TrafficOptions {
+  baseUrl: string;
+  workers: number;
+  mix?: Partial<Record<OpName, number>>;
+  /** The client gives up on a request after this long; it is then an outcome with status 0. */
+  requestTimeoutMs?: number;
+  /** Tag on every post written, so reads can filter to this run's posts. */
+  tag?: string;
+}
+
+export interface Summary {
+  requests: number;
+  byStatus: Record<string, number>;
+  notJson: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A small deterministic generator, so a run's sequence of operations can be repeated. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}
+
+export class Traffic {
+  readonly outcomes: Outcome[] = [];
+  readonly written = { posts: new Map<string, Written>(), notes: new Map<string, Written>() };
+  readonly tag: string;
+  private readonly users: User[] = [];
+  private readonly mix: [OpName, number][];
+  private readonly timeoutMs: number;
+  private running = false;
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly options: TrafficOptions) {
+    this.tag = options.tag ?? `load-${randomBytes(4).toString('hex')}`;
+    this.timeoutMs = options.requestTimeoutMs ?? 10_000;
+    const weights = { ...DEFAULT_MIX, ...options.mix };
+    this.mix = OPS.map((op) => [op, weights[op]] as [OpName, number]).filter(([, w]) => w > 0);
+  }
+
+  /** Registers one user per worker. */
+  async prepare(): Promise<void> {
+    for (let i = 0; i < this.options.workers; i++) {
+      const email = `${this.tag}-w${i}@example.com`;
+      const password = `pw-${randomBytes(6).toString('hex')}`;
+      const res = await this.fetch('/api/auth/register', { method: 'POST', body: { email, password } });
+      if (res.status !== 201) throw new Error(`could not register worker ${i}: ${res.status}`);
+      this.users.push({ email, password, token: (res.body as { token: string }).token, posts: [], notes: [] });
+    }
+  }
+
+  start(): void {
+    if (this.users.length === 0) throw new Error('prepare() first');
+    this.running = true;
+    this.loops = this.users.map((user, i) => this.work(user, prng(i + 1)));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+
+  /** Outcomes of requests started in [from, to). */
+  between(from: number, to = Number.POSITIVE_INFINITY): Outcome[] {
+    return this.outcomes.filter((o) => o.startedAt >= from && o.startedAt < to);
+  }
+
+  static summarize(outcomes: readonly Outcome[]): Summary {
+    const byStatus: Record<string, number> = {};
+    for (const o of outcomes)
+      byStatus[o.status || o.error || 'none'] = (byStatus[o.status || o.error || 'none'] ?? 0) + 1;
+    const times = outcomes.map((o) => o.ms).sort((a, b) => a - b);
+    const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0);
+    return {
+      requests: outcomes.length,
+      byStatus,
+      notJson: outcomes.filter((o) => o.status !== 0 && !o.json).length,
+      p50: at(0.5),
+      p99: at(0.99),
+      max: at(1),
+    };
+  }
+
+  /**
+   * Reads back every post and note whose write got a 2xx, as its owner, and returns what does
+   * not match: missing, or (when the last write's outcome is known) holding other data.
+   */
+  async verify(): Promise<{ checked: number; problems: string[] }> {
+    const problems: string[] = [];
+    const entries = [
+      ...[...this.written.posts].map(([id, w]) => ({ path: `/api/posts/${id}`, w })),
+      ...[...this.written.notes].map(([id, w]) => ({ path: `/api/notes/${id}`, w })),
+    ];
+    for (let i = 0; i < entries.length; i += 8) {
+      await Promise.all(
+        entries.slice(i, i + 8).map(async ({ path, w }) => {
+          const res = await this.fetch(path, { token: w.owner });
+          if (res.status !== 200) return problems.push(`${path}: ${res.status}`);
+          if (!w.settled) return;
+          const body = res.body as Record<string, unknown>;
+          for (const [field, value] of Object.entries(w.fields)) {
+            if (JSON.stringify(body[field]) !== JSON.stringify(value)) {
+              problems.push(`${path}: ${field} is ${JSON.stringify(body[field])}, not ${JSON.stringify(value)}`);
+            }
+          }
+        }),
+      );
+    }
+    return { checked: entries.length, problems };
+  }
+
+  private pick(random: () => number): OpName {
+    const total = this.mix.reduce((sum, [, w]) => sum + w, 0);
+    let roll = random() * total;
+    for (const [op, weight] of this.mix) {
+      roll -= weight;
+      if (roll < 0) return op;
+    }
+    return this.mix[0]?.[0] ?? 'listPosts';
+  }
+
+  private async work(user: User, random: () => number): Promise<void> {
+    let n = 0;
+    while (this.running) {
+      n += 1;
+      const op = this.pick(random);
+      const outcome = await this.run(op, user, random, n);
+      this.outcomes.push(outcome);
+      // A worker that cannot reach anything must not spin: back off a little on failures.
+      if (outcome.status === 0 || outcome.status >= 500) await sleep(20);
+    }
+  }
+
+  private async run(op: OpName, user: User, random: () => number, n: number): Promise<Outcome> {
+    const token = user.token;
+    const one = (list: string[]) => list[Math.floor(random() * list.length)];
+    const startedAt = Date.now();
+    const done = (res: Answer): Outcome => ({
+      op,
+      status: res.status,
+      json: res.json,
+      startedAt,
+      ms: Date.now() - startedAt,
+      ...(res.error ? { error: res.error } : {}),
+    });
+    const unknown = (res: Answer) => res.status === 0 || res.status >= 500;
+
+    switch (op) {
+      case 'listPosts':
+        return done(await this.fetch(`/api/posts?tag=${this.tag}&limit=20&page=${1 + (n % 3)}`));
+      case 'getPost': {
+        const id = one(user.posts);
+        return done(await this.fetch(id ? `/api/posts/${id}` : `/api/posts?tag=${this.tag}`, { token }));
+      }
+      case 'myPosts':
+        return done(await this.fetch('/api/posts/my-posts', { token }));
+      case 'createPost': {
+        const fields = {
+          title: `Post ${n} by ${user.email}`,
+          body: `Body ${randomBytes(8).toString('hex')}, long enough.`,
+          tags: [this.tag],
+        };
+        const res = await this.fetch('/api/posts', { method: 'POST', token, body: fields });
+        if (res.status === 201) {
+          const id = (res.body as { _id: string })._id;
+          user.posts.push(id);
+          this.written.posts.set(id, { owner: token, fields, settled: true });
+        }
+        return done(res);
+      }
+      case 'updatePost': {
+        const id = one(user.posts);
+        if (!id) return this.run('createPost', user, random, n);
+        const change = { title: `Post ${n}, edited`, status: random() < 0.5 ? 'published' : 'draft' };
+        const res = await this.fetch(`/api/posts/${id}`, { method: 'PUT', token, body: change });
+        const entry = this.written.posts.get(id);
+        if (entry && res.status === 200) Object.assign(entry.fields, change);
+        if (entry && unknown(res)) entry.settled = false;
+        return done(res);
+      }
+      case 'createNote': {
+        const fields = { title: `Note ${n}`, body: `Text ${randomBytes(8).toString('hex')}` };
+        const res = await this.fetch('/api/notes', { method: 'POST', token, body: fields });
+        if (res.status === 201) {
+          const id = (res.body as { _id: string })._id;
+          user.notes.push(id);
+          this.written.notes.set(id, { owner: token, fields, settled: true });
+        }
+        return done(res);
+      }
+      case 'updateNote': {
+        const id = one(user.notes);
+        if (!id) return this.run('createNote', user, random, n);
+        const change = { body: `Edited ${n} ${randomBytes(4).toString('hex')}` };
+        const res = await this.fetch(`/api/notes/${id}`, { method: 'PUT', token, body: change });
+        const entry = this.written.notes.get(id);
+        if (entry && res.status === 200) Object.assign(entry.fields, change);
+        if (entry && unknown(res)) entry.settled = false;
+        return done(res);
+      }
+      case 'listNotes':
+        return done(await this.fetch('/api/notes', { token }));
+      case 'login':
+        return done(
+          await this.fetch('/api/auth/login', { method: 'POST', body: { email: user.email, password: user.password } }),
+        );
+      case 'uploadUrl':
+        return done(
+          await this.fetch('/api/upload-url', {
+            method: 'POST',
+            token,
+            body: { contentType: 'text/plain', filename: `n${n}.txt`, size: 100 },
+          }),
+        );
+    }
+  }
+
+  async fetch(
+    path: string,
+    { method = 'GET', token, body }: { method?: string; token?: string; body?: unknown } = {},
+  ): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const res = await fetch(`${this.options.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
+      const text = await res.text();
+      return { status: res.status, json, body: json && text ? (JSON.parse(text) as unknown) : text };
+    } catch (err) {
+      const name = (err as Error).name;
+      return {
+        status: 0,
+        json: false,
+        body: undefined,
+        error: name === 'TimeoutError' ? 'timeout' : 'connection failed',
+      };
+    }
+  }
+}
+
+export interface Answer {
+  status: number;
+  json: boolean;
+  body: unknown;
+  error?: string;
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# npm run soak: ten minutes of mixed traffic with every process's memory sampled (see
+# bench/src/soak.ts). Not part of CI. Writes bench/results/soak.{json,md}.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+cd "$root"
+exec node_modules/.bin/node bench/dist/src/soak.js

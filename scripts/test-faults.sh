@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# npm run test:faults: the reliability promises (bench/faults), each against the real system
+# with real servers that the tests kill, pause and restart themselves. Writes the figures to
+# bench/results/faults.{json,md}. Extra arguments go to jest.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+# The tests start servers of their own to break, even when MONGO_URL / S3_ENDPOINT name others.
+bash "$root/scripts/install-tools.sh"
+cd "$root"
+export PATH="$root/node_modules/.bin:$PATH"
+export FAULTS_FIGURES_DIR="$root/.data/faults-figures"
+rm -rf "$FAULTS_FIGURES_DIR"
+status=0
+jest -c jest.faults.config.js "$@" || status=$?
+node bench/dist/src/faults-report.js "$FAULTS_FIGURES_DIR" bench/results || status=$?
+exit "$status"
