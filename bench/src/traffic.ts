@@ -11,8 +11,10 @@ export const OPS = [
   'myPosts',
   'createPost',
   'updatePost',
+  'deletePost',
   'createNote',
   'updateNote',
+  'deleteNote',
   'listNotes',
   'login',
   'uploadUrl',
@@ -26,22 +28,29 @@ export const SERVICE_OF: Record<OpName, 'identity' | 'posts' | 'notes' | 'files'
   myPosts: 'posts',
   createPost: 'posts',
   updatePost: 'posts',
+  deletePost: 'posts',
   createNote: 'notes',
   updateNote: 'notes',
+  deleteNote: 'notes',
   listNotes: 'notes',
   login: 'identity',
   uploadUrl: 'files',
 };
 
-/** Mostly reads, as in real use; every write the API has is in the mix. */
+/**
+ * Mostly reads, as in real use; every write the API has is in the mix. Deletes come on their
+ * own: a create by a user already holding `keep` items deletes the oldest instead.
+ */
 export const DEFAULT_MIX: Record<OpName, number> = {
   listPosts: 30,
   getPost: 15,
   myPosts: 10,
   createPost: 10,
   updatePost: 8,
+  deletePost: 0,
   createNote: 8,
   updateNote: 5,
+  deleteNote: 0,
   listNotes: 8,
   login: 3,
   uploadUrl: 3,
@@ -64,6 +73,8 @@ interface Written {
   fields: Record<string, unknown>;
   /** False after a write whose outcome is unknown (no answer, or 5xx): its effect may or may not be there. */
   settled: boolean;
+  /** Deleted with a 204: it must be gone. */
+  deleted?: boolean;
 }
 
 interface User {
@@ -80,6 +91,11 @@ export interface TrafficOptions {
   mix?: Partial<Record<OpName, number>>;
   /** The client gives up on a request after this long; it is then an outcome with status 0. */
   requestTimeoutMs?: number;
+  /**
+   * How many posts, and how many notes, a worker keeps: a long run holds a steady amount of
+   * data, as a real system does, instead of lists that grow without end. Default 50.
+   */
+  keep?: number;
   /** Tag on every post written, so reads can filter to this run's posts. */
   tag?: string;
 }
@@ -113,12 +129,14 @@ export class Traffic {
   private readonly users: User[] = [];
   private readonly mix: [OpName, number][];
   private readonly timeoutMs: number;
+  private readonly keep: number;
   private running = false;
   private loops: Promise<void>[] = [];
 
   constructor(private readonly options: TrafficOptions) {
     this.tag = options.tag ?? `load-${randomBytes(4).toString('hex')}`;
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.keep = options.keep ?? 50;
     const weights = { ...DEFAULT_MIX, ...options.mix };
     this.mix = OPS.map((op) => [op, weights[op]] as [OpName, number]).filter(([, w]) => w > 0);
   }
@@ -168,7 +186,8 @@ export class Traffic {
 
   /**
    * Reads back every post and note whose write got a 2xx, as its owner, and returns what does
-   * not match: missing, or (when the last write's outcome is known) holding other data.
+   * not match: missing, or (when the last write's outcome is known) holding other data, or still
+   * there after a 204 delete.
    */
   async verify(): Promise<{ checked: number; problems: string[] }> {
     const problems: string[] = [];
@@ -180,6 +199,7 @@ export class Traffic {
       await Promise.all(
         entries.slice(i, i + 8).map(async ({ path, w }) => {
           const res = await this.fetch(path, { token: w.owner });
+          if (w.deleted) return res.status === 404 || problems.push(`${path}: ${res.status} after its delete`);
           if (res.status !== 200) return problems.push(`${path}: ${res.status}`);
           if (!w.settled) return;
           const body = res.body as Record<string, unknown>;
@@ -240,6 +260,7 @@ export class Traffic {
       case 'myPosts':
         return done(await this.fetch('/api/posts/my-posts', { token }));
       case 'createPost': {
+        if (user.posts.length >= this.keep) return this.run('deletePost', user, random, n);
         const fields = {
           title: `Post ${n} by ${user.email}`,
           body: `Body ${randomBytes(8).toString('hex')}, long enough.`,
@@ -264,6 +285,7 @@ export class Traffic {
         return done(res);
       }
       case 'createNote': {
+        if (user.notes.length >= this.keep) return this.run('deleteNote', user, random, n);
         const fields = { title: `Note ${n}`, body: `Text ${randomBytes(8).toString('hex')}` };
         const res = await this.fetch('/api/notes', { method: 'POST', token, body: fields });
         if (res.status === 201) {
@@ -283,6 +305,10 @@ export class Traffic {
         if (entry && unknown(res)) entry.settled = false;
         return done(res);
       }
+      case 'deletePost':
+        return done(await this.remove('posts', user.posts, token));
+      case 'deleteNote':
+        return done(await this.remove('notes', user.notes, token));
       case 'listNotes':
         return done(await this.fetch('/api/notes', { token }));
       case 'login':
@@ -298,6 +324,22 @@ export class Traffic {
           }),
         );
     }
+  }
+
+  /** Deletes the oldest of a user's items; a 204 marks it deleted in the ledger. */
+  private async remove(kind: 'posts' | 'notes', ids: string[], token: string): Promise<Answer> {
+    const id = ids.shift();
+    if (!id) return this.fetch(`/api/${kind}`, { token });
+    const res = await this.fetch(`/api/${kind}/${id}`, { method: 'DELETE', token });
+    const entry = this.written[kind].get(id);
+    if (res.status === 204) {
+      if (entry) entry.deleted = true;
+    } else if (res.status === 0 || res.status >= 500) {
+      // Maybe deleted, maybe not: neither can be checked.
+      this.written[kind].delete(id);
+    }
+    // Any other answer leaves the ledger as it was, and verify() reports what is wrong.
+    return res;
   }
 
   async fetch(
