@@ -1,7 +1,8 @@
 /**
  * Promise 1: the database goes away in the middle of a steady mixed load. Every request either
  * succeeds or gets a JSON 503 within 2 s; /readyz turns false; when the server is back, requests
- * succeed again within 5 s, and no service was restarted.
+ * succeed again within 5 s, and no service was restarted. Also the nastier way to go away: paused,
+ * its connections open but silent.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type Outcome, Traffic } from '../src/traffic';
@@ -91,4 +92,51 @@ it('when the MongoDB-protocol server is killed under load and started again, the
   // Nothing was restarted: the same processes, all still running.
   expect(Object.values(f.system.processes).map((p) => p.child.pid)).toEqual(pids);
   expect(Object.values(f.system.processes).every((p) => p.child.process.exitCode === null)).toBe(true);
+});
+
+it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then requests get a JSON 503 within the socket timeout, not a hang, and succeed again once it resumes', async () => {
+  const pids = Object.values(f.system.processes).map((p) => p.child.pid);
+  const mongoPid = f.mongo?.pid as number;
+  const from = Date.now();
+  traffic.start();
+  await sleep(2000);
+
+  const pausedAt = Date.now();
+  process.kill(mongoPid, 'SIGSTOP');
+  await sleep(8000);
+  const resumedAt = Date.now();
+  process.kill(mongoPid, 'SIGCONT');
+  const recoveredAfterMs = await until(
+    async () => (await traffic.fetch(`/api/posts?tag=${traffic.tag}&limit=1`)).status === 200,
+    10_000,
+    100,
+  );
+  const recoveredAt = resumedAt + (recoveredAfterMs ?? 0);
+  await sleep(3000);
+  await traffic.stop();
+
+  const run = traffic.between(from);
+  const during = run.filter((o) => o.startedAt + o.ms >= pausedAt && o.startedAt < recoveredAt);
+  const after = run.filter((o) => o.startedAt > recoveredAt + 500);
+  const verified = await traffic.verify();
+  recordFigures('database-paused', {
+    what: 'FerretDB paused (SIGSTOP) for 8 s under 6 workers of mixed traffic, then resumed (SIGCONT): connections open, no answers',
+    during: Traffic.summarize(during),
+    after: Traffic.summarize(after),
+    pausedMs: resumedAt - pausedAt,
+    recoveredAfterMs,
+    writesVerified: verified.checked,
+  });
+
+  // Nothing waits out the pause: an operation waits at most the socket timeout (5 s), a new
+  // connection at most the connect timeout (2 s), then the answer is a JSON 503.
+  expect(during.filter((o) => o.ms >= 6500)).toEqual([]);
+  expect(during.filter((o) => !ok(o) && !(o.status === 503 && o.json))).toEqual([]);
+  expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+  expect(recoveredAfterMs).toBeDefined();
+  expect(recoveredAfterMs).toBeLessThanOrEqual(5000);
+  expect(after.length).toBeGreaterThan(50);
+  expect(after.filter((o) => !ok(o))).toEqual([]);
+  expect(verified.problems).toEqual([]);
+  expect(Object.values(f.system.processes).map((p) => p.child.pid)).toEqual(pids);
 });

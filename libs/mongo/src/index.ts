@@ -1,13 +1,26 @@
 /**
  * One mongoose connection per service (never the global default), so a process or a test can
  * hold several databases. Commands are not buffered: when the server is away an operation fails
- * within the selection timeout (a 503), instead of queueing until the client gives up.
+ * within the selection timeout (a 503), and when it stops answering, within the socket timeout,
+ * instead of queueing until the client gives up.
  */
 import mongoose, { type Connection } from 'mongoose';
 
 export interface MongoOptions {
   /** How long an operation waits for a reachable server before failing. */
   serverSelectionTimeoutMS?: number;
+  /**
+   * How long an operation may wait for the server's reply. Without it, a server that stops
+   * answering without closing its connections (paused, or cut off by the network) holds every
+   * request until the client gives up; with it, they fail as 503 and the connections are
+   * replaced. Every query of ours takes milliseconds, so 5 s is far beyond a slow one.
+   */
+  socketTimeoutMS?: number;
+  /**
+   * How long opening a connection (TCP and the handshake) may take. A paused server's kernel
+   * still accepts connections, and the handshake then waits for ever without it.
+   */
+  connectTimeoutMS?: number;
   /** How long `connectMongo` keeps retrying the first connection. */
   startupTimeoutMs?: number;
   onRetry?: (attempt: number, err: unknown) => void;
@@ -21,11 +34,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
-  const { serverSelectionTimeoutMS = 1500, startupTimeoutMs = 30_000, onRetry } = options;
+  const {
+    serverSelectionTimeoutMS = 1500,
+    socketTimeoutMS = 5000,
+    connectTimeoutMS = 2000,
+    startupTimeoutMs = 30_000,
+    onRetry,
+  } = options;
   const deadline = Date.now() + startupTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     const connection = mongoose.createConnection(url, {
       serverSelectionTimeoutMS,
+      socketTimeoutMS,
+      connectTimeoutMS,
       bufferCommands: false,
       autoIndex: true,
       maxPoolSize: 20,
