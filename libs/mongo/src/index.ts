@@ -13,7 +13,7 @@ export interface MongoOptions {
    * How long an operation may wait for the server's reply. Without it, a server that stops
    * answering without closing its connections (paused, or cut off by the network) holds every
    * request until the client gives up; with it, they fail as 503 and the connections are
-   * replaced. Every query of ours takes milliseconds, so 5 s is far beyond a slow one.
+   * replaced. Every query of ours takes milliseconds, so 3 s is far beyond a slow one.
    */
   socketTimeoutMS?: number;
   /**
@@ -36,7 +36,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
   const {
     serverSelectionTimeoutMS = 1500,
-    socketTimeoutMS = 5000,
+    socketTimeoutMS = 3000,
     connectTimeoutMS = 2000,
     startupTimeoutMs = 30_000,
     onRetry,
