@@ -28,7 +28,22 @@ function describe(value: unknown): string {
       .join(', ');
     return `${value.requests} requests (${statuses || 'none'}); p50 ${value.p50} ms, p99 ${value.p99} ms, max ${value.max} ms`;
   }
-  if (typeof value === 'object' && value !== null) return `\`${JSON.stringify(value)}\``;
+  if (Array.isArray(value) && value.every((row) => typeof row === 'object' && row !== null)) {
+    const columns = [...new Set(value.flatMap((row) => Object.keys(row as object)))];
+    const cells = (row: Record<string, unknown>) => columns.map((c) => String(row[c] ?? '')).join(' | ');
+    return [
+      '',
+      '',
+      `  | ${columns.join(' | ')} |`,
+      `  | ${columns.map(() => '---').join(' | ')} |`,
+      ...value.map((row) => `  | ${cells(row as Record<string, unknown>)} |`),
+    ].join('\n');
+  }
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value)
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join('; ');
+  }
   return String(value);
 }
 
@@ -53,6 +68,11 @@ function main(): void {
     '',
     `Written by \`npm run test:faults\` at ${at} (${machine}). FerretDB and versitygw, real processes.`,
     'Times in ms. Statuses: counts of answers; "timeout" or "connection failed" when none came.',
+    '"during" counts every request that ended after the fault began and started before recovery.',
+    '',
+    'Promise 6 (hostile input) runs in `npm test`: gateway/test/hostile-input.test.ts (the corpus in',
+    'gateway/test/corpus/hostile.json) and gateway/test/header-injection.test.ts (raw sockets).',
+    'Promise 7 (soak) is `npm run soak`: bench/results/soak.md.',
     '',
   ];
   for (const { scenario, what, ...figures } of scenarios) {
