@@ -129,8 +129,10 @@ it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then reques
   });
 
   // Nothing waits out the pause: an operation waits at most the socket timeout (3 s), a new
-  // connection at most the connect timeout (2 s), then the answer is a JSON 503.
-  expect(during.filter((o) => o.ms >= 6500)).toEqual([]);
+  // connection at most the connect timeout (2 s), and the driver retries a timed-out read or
+  // write once (retryable reads and writes), so 6 s at worst (6.0 s is what runs show), then
+  // the answer is a JSON 503 (or the retry's answer, when the server came back).
+  expect(during.filter((o) => o.ms >= 7500)).toEqual([]);
   expect(during.filter((o) => !ok(o) && !(o.status === 503 && o.json))).toEqual([]);
   expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);
   expect(recoveredAfterMs).toBeDefined();
