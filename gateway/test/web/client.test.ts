@@ -87,7 +87,7 @@ async function expectPlainWords(text: string | null): Promise<void> {
 }
 
 describe('the web client, in Chromium, against the real system', () => {
-  it('register → write and publish a post → find it by tag → note with a file uploaded straight to storage → download the same bytes → delete → log out', async () => {
+  it('register → write, publish, edit a post → find it by tag → unpublish and delete it → note with a file uploaded straight to storage → download the same bytes → edit → delete → log out', async () => {
     await openPage();
     await page.getByRole('heading', { name: 'Posts', level: 1 }).waitFor();
     await screenshot(page, '01-posts-anonymous');
@@ -128,6 +128,15 @@ describe('the web client, in Chromium, against the real system', () => {
     await page.getByRole('heading', { name: `${title} (edited)`, level: 1 }).waitFor();
     await expect(page.locator('.tags').textContent()).resolves.toContain('#browser');
     await screenshot(page, '04-one-post');
+
+    // Unpublish it, then delete it (the confirm dialog is accepted).
+    await page.getByRole('link', { name: 'My posts' }).click();
+    await item.getByRole('button', { name: 'Unpublish' }).click();
+    await item.locator('.badge', { hasText: 'Draft' }).waitFor();
+    const published = await fetch(`${origin}/api/posts?tag=${tag}`);
+    expect(((await published.json()) as { total: number }).total).toBe(0);
+    await item.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('You have not written a post yet.').waitFor();
 
     // A note with a file: the bytes go from the browser to storage, never through the gateway.
     const finished: Request[] = [];
@@ -180,8 +189,17 @@ describe('the web client, in Chromium, against the real system', () => {
     const key = /uploads\/[^?]+/.exec(download.url())?.[0] as string;
     expect((await storage.headObject(key))?.size).toBe(bytes.length);
 
+    // Edit the note: new title, same file.
+    const noteId = await note.getAttribute('data-note-id');
+    const edited = page.locator(`li[data-note-id="${noteId}"]`);
+    await edited.getByRole('button', { name: 'Edit' }).click();
+    await edited.getByLabel('Title').fill('Scan of the receipt, March');
+    await edited.getByRole('button', { name: 'Save changes' }).click();
+    await edited.getByRole('heading', { name: 'Scan of the receipt, March' }).waitFor();
+    await edited.getByRole('button', { name: 'Download PNG file' }).waitFor();
+
     // Delete the note: it is gone from the page, and its object from storage soon after.
-    await note.getByRole('button', { name: 'Delete' }).click();
+    await edited.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No notes yet.').waitFor();
     expect(await until(async () => (await storage.headObject(key)) === undefined)).toBe(true);
 
