@@ -6,15 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-
-interface Summary {
-  requests: number;
-  byStatus: Record<string, number>;
-  notJson: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
+import type { Summary } from './traffic';
 
 function isSummary(value: unknown): value is Summary {
   return typeof value === 'object' && value !== null && 'requests' in value && 'byStatus' in value;

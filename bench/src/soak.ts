@@ -19,6 +19,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import {
   ensureTools,
+  type ProcessName,
   prepareBucket,
   REPO_ROOT,
   type RunningServer,
@@ -101,7 +102,8 @@ async function main(): Promise<void> {
     );
     if (mongo.child) pids.ferretdb = mongo.child.pid;
     if (storage.child) pids.versitygw = storage.child.pid;
-    const ours = Object.keys(system.processes);
+    const processes = system.processes;
+    const ours = Object.keys(processes) as ProcessName[];
 
     const traffic = new Traffic({ baseUrl: system.gatewayUrl, workers: WORKERS });
     await traffic.prepare();
@@ -114,9 +116,7 @@ async function main(): Promise<void> {
     const samples: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((n) => [n, []]));
     const times: number[] = [];
     await sleep(WARMUP_S * 1000);
-    const gcsAtWarmup = Object.fromEntries(
-      ours.map((n) => [n, fullGcHeaps(system?.processes[n as 'posts'].logFile ?? '').length]),
-    );
+    const gcsAtWarmup = Object.fromEntries(ours.map((n) => [n, fullGcHeaps(processes[n].logFile).length]));
     while (Date.now() - started < WARMUP_S * 1000 + MINUTES * 60_000) {
       times.push(Math.round((Date.now() - started) / 1000));
       for (const [name, pid] of Object.entries(pids)) samples[name]?.push(rssMb(pid));
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     // Live heap: the first full collections after warm-up against the last ones of the run.
     const liveHeap = Object.fromEntries(
       ours.map((name) => {
-        const heaps = fullGcHeaps(system?.processes[name as 'posts'].logFile ?? '').slice(gcsAtWarmup[name] ?? 0);
+        const heaps = fullGcHeaps(processes[name].logFile).slice(gcsAtWarmup[name] ?? 0);
         const first = settled(heaps.slice(0, 3));
         const end = settled(heaps);
         return [
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
     const rows = Object.entries(memory).map(([n, m]) => {
       const h = liveHeap[n];
       const heap = h ? `${h.afterWarmup} | ${h.end} | ${h.growth}% (${h.fullGcs} full GCs)` : '– | – | –';
-      return `| ${n}${ours.includes(n) ? '' : ' (not ours)'} | ${m.afterWarmup} | ${m.end} | ${m.peak} | ${m.growth}% | ${heap} |`;
+      return `| ${n}${n in processes ? '' : ' (not ours)'} | ${m.afterWarmup} | ${m.end} | ${m.peak} | ${m.growth}% | ${heap} |`;
     });
     writeFileSync(
       join(OUT, 'soak.md'),

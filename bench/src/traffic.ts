@@ -77,6 +77,8 @@ interface Written {
   deleted?: boolean;
 }
 
+type Kind = 'posts' | 'notes';
+
 interface User {
   email: string;
   password: string;
@@ -248,8 +250,6 @@ export class Traffic {
       ms: Date.now() - startedAt,
       ...(res.error ? { error: res.error } : {}),
     });
-    const unknown = (res: Answer) => res.status === 0 || res.status >= 500;
-
     switch (op) {
       case 'listPosts':
         return done(await this.fetch(`/api/posts?tag=${this.tag}&limit=20&page=${1 + (n % 3)}`));
@@ -266,44 +266,23 @@ export class Traffic {
           body: `Body ${randomBytes(8).toString('hex')}, long enough.`,
           tags: [this.tag],
         };
-        const res = await this.fetch('/api/posts', { method: 'POST', token, body: fields });
-        if (res.status === 201) {
-          const id = (res.body as { _id: string })._id;
-          user.posts.push(id);
-          this.written.posts.set(id, { owner: token, fields, settled: true });
-        }
-        return done(res);
+        return done(await this.create('posts', user.posts, token, fields));
       }
       case 'updatePost': {
         const id = one(user.posts);
         if (!id) return this.run('createPost', user, random, n);
         const change = { title: `Post ${n}, edited`, status: random() < 0.5 ? 'published' : 'draft' };
-        const res = await this.fetch(`/api/posts/${id}`, { method: 'PUT', token, body: change });
-        const entry = this.written.posts.get(id);
-        if (entry && res.status === 200) Object.assign(entry.fields, change);
-        if (entry && unknown(res)) entry.settled = false;
-        return done(res);
+        return done(await this.update('posts', id, token, change));
       }
       case 'createNote': {
         if (user.notes.length >= this.keep) return this.run('deleteNote', user, random, n);
         const fields = { title: `Note ${n}`, body: `Text ${randomBytes(8).toString('hex')}` };
-        const res = await this.fetch('/api/notes', { method: 'POST', token, body: fields });
-        if (res.status === 201) {
-          const id = (res.body as { _id: string })._id;
-          user.notes.push(id);
-          this.written.notes.set(id, { owner: token, fields, settled: true });
-        }
-        return done(res);
+        return done(await this.create('notes', user.notes, token, fields));
       }
       case 'updateNote': {
         const id = one(user.notes);
         if (!id) return this.run('createNote', user, random, n);
-        const change = { body: `Edited ${n} ${randomBytes(4).toString('hex')}` };
-        const res = await this.fetch(`/api/notes/${id}`, { method: 'PUT', token, body: change });
-        const entry = this.written.notes.get(id);
-        if (entry && res.status === 200) Object.assign(entry.fields, change);
-        if (entry && unknown(res)) entry.settled = false;
-        return done(res);
+        return done(await this.update('notes', id, token, { body: `Edited ${n} ${randomBytes(4).toString('hex')}` }));
       }
       case 'deletePost':
         return done(await this.remove('posts', user.posts, token));
@@ -326,8 +305,28 @@ export class Traffic {
     }
   }
 
+  /** Creates an item; a 201 enters it in the user's list and the ledger. */
+  private async create(kind: Kind, ids: string[], token: string, fields: Record<string, unknown>): Promise<Answer> {
+    const res = await this.fetch(`/api/${kind}`, { method: 'POST', token, body: fields });
+    if (res.status === 201) {
+      const id = (res.body as { _id: string })._id;
+      ids.push(id);
+      this.written[kind].set(id, { owner: token, fields, settled: true });
+    }
+    return res;
+  }
+
+  /** Changes an item; a 200 updates what the ledger expects, an unknown outcome unsettles it. */
+  private async update(kind: Kind, id: string, token: string, change: Record<string, unknown>): Promise<Answer> {
+    const res = await this.fetch(`/api/${kind}/${id}`, { method: 'PUT', token, body: change });
+    const entry = this.written[kind].get(id);
+    if (entry && res.status === 200) Object.assign(entry.fields, change);
+    if (entry && (res.status === 0 || res.status >= 500)) entry.settled = false;
+    return res;
+  }
+
   /** Deletes the oldest of a user's items; a 204 marks it deleted in the ledger. */
-  private async remove(kind: 'posts' | 'notes', ids: string[], token: string): Promise<Answer> {
+  private async remove(kind: Kind, ids: string[], token: string): Promise<Answer> {
     const id = ids.shift();
     if (!id) return this.fetch(`/api/${kind}`, { token });
     const res = await this.fetch(`/api/${kind}/${id}`, { method: 'DELETE', token });

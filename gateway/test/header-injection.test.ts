@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import { newUserId, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { echoUpstream, type GatewayProcess, spawnGateway } from './helpers';
+import { echoUpstream, everyUpstreamAt, type GatewayProcess, spawnGateway } from './helpers';
 
 type Upstream = Awaited<ReturnType<typeof echoUpstream>>;
 let upstream: Upstream;
@@ -15,12 +15,7 @@ const token = tokenFor(newUserId());
 
 beforeAll(async () => {
   upstream = await echoUpstream();
-  gateway = await spawnGateway({
-    IDENTITY_URL: upstream.url,
-    POSTS_URL: upstream.url,
-    NOTES_URL: upstream.url,
-    FILES_URL: upstream.url,
-  });
+  gateway = await spawnGateway(everyUpstreamAt(upstream.url));
 });
 afterAll(async () => {
   await gateway?.stop();

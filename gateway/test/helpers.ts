@@ -9,6 +9,11 @@ export interface GatewayProcess {
   stop(): Promise<number | string | null>;
 }
 
+/** The environment that sends every route of the gateway to one upstream. */
+export function everyUpstreamAt(url: string): Record<string, string> {
+  return { IDENTITY_URL: url, POSTS_URL: url, NOTES_URL: url, FILES_URL: url };
+}
+
 /** The built gateway as its own process, with the environment a deployment would give it. */
 export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
   const port = await freePort();

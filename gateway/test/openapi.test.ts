@@ -1,19 +1,14 @@
 import { API_VERSION, openApiDocument } from '@cs/contract';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolveRoute } from '../src/route-table';
-import { echoUpstream, type GatewayProcess, spawnGateway } from './helpers';
+import { echoUpstream, everyUpstreamAt, type GatewayProcess, spawnGateway } from './helpers';
 
 let gateway: GatewayProcess;
 let upstream: Awaited<ReturnType<typeof echoUpstream>>;
 
 beforeAll(async () => {
   upstream = await echoUpstream();
-  gateway = await spawnGateway({
-    IDENTITY_URL: upstream.url,
-    POSTS_URL: upstream.url,
-    NOTES_URL: upstream.url,
-    FILES_URL: upstream.url,
-  });
+  gateway = await spawnGateway(everyUpstreamAt(upstream.url));
 });
 afterAll(async () => {
   await gateway?.stop();

@@ -1,16 +1,11 @@
 import { newUserId, tokenFor } from '@cs/testkit';
 import { describe, expect, it } from '@jest/globals';
-import { echoUpstream, spawnGateway } from './helpers';
+import { echoUpstream, everyUpstreamAt, spawnGateway } from './helpers';
 
 describe('gateway shutdown', () => {
   it('when SIGTERM arrives during a request, then the request still completes and the process exits 0', async () => {
     const slow = await echoUpstream({ delayMs: 1000 });
-    const gateway = await spawnGateway({
-      IDENTITY_URL: slow.url,
-      POSTS_URL: slow.url,
-      NOTES_URL: slow.url,
-      FILES_URL: slow.url,
-    });
+    const gateway = await spawnGateway(everyUpstreamAt(slow.url));
     try {
       const inFlight = fetch(`${gateway.url}/api/posts/my-posts`, {
         headers: { Authorization: `Bearer ${tokenFor(newUserId())}` },

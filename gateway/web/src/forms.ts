@@ -67,6 +67,21 @@ export async function busy<T>(form: HTMLElement, work: () => Promise<T>): Promis
   }
 }
 
+/** An action on an item of a list: its buttons are disabled meanwhile; a failure is shown in `alert`. */
+export function act(
+  item: HTMLElement,
+  alert: { show(message: string): void },
+  work: () => Promise<unknown>,
+): Promise<void> {
+  return busy(item, async () => {
+    try {
+      await work();
+    } catch (error) {
+      alert.show((error as Error).message);
+    }
+  });
+}
+
 export function input(name: string, props: Record<string, unknown> = {}): HTMLInputElement {
   return h('input', { name, type: 'text', ...props });
 }

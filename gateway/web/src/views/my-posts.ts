@@ -1,7 +1,7 @@
 /** The signed-in person's posts: write a draft, edit it, publish, unpublish, delete. */
 import { api, type Post } from '../api';
 import { alertBox, formatDate, h, replaceChildren } from '../dom';
-import { actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
 import { tagList } from './posts';
 
 function parseTags(text: string): string[] {
@@ -70,13 +70,9 @@ function postItem(post: Post, refresh: () => Promise<void>, alert: { show(messag
   const published = post.status === 'published';
 
   const run = (work: () => Promise<unknown>) =>
-    busy(item, async () => {
-      try {
-        await work();
-        await refresh();
-      } catch (error) {
-        alert.show((error as Error).message);
-      }
+    act(item, alert, async () => {
+      await work();
+      await refresh();
     });
 
   const show = () =>

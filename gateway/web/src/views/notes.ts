@@ -4,7 +4,7 @@
  */
 import { api, type Note } from '../api';
 import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
-import { actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
 import { uploadFile } from '../upload';
 
 /** A file picker with a progress bar that shows the bytes sent while an upload runs. */
@@ -97,14 +97,10 @@ function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(messag
   const item = h('li', { class: 'card', 'data-note-id': note._id });
 
   const download = () =>
-    busy(item, async () => {
-      try {
-        // A fresh signed link each time; storage answers it as an attachment, so this saves the file.
-        const { url } = await api.attachmentLink(note._id);
-        h('a', { href: url, rel: 'noopener' }).click();
-      } catch (error) {
-        alert.show((error as Error).message);
-      }
+    act(item, alert, async () => {
+      // A fresh signed link each time; storage answers it as an attachment, so this saves the file.
+      const { url } = await api.attachmentLink(note._id);
+      h('a', { href: url, rel: 'noopener' }).click();
     });
 
   const show = () =>
@@ -129,13 +125,9 @@ function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(messag
             class: 'danger',
             onclick: () => {
               if (!confirm(`Delete the note “${note.title}”${note.attachmentKey ? ' and its file' : ''}?`)) return;
-              void busy(item, async () => {
-                try {
-                  await api.deleteNote(note._id);
-                  await refresh();
-                } catch (error) {
-                  alert.show((error as Error).message);
-                }
+              void act(item, alert, async () => {
+                await api.deleteNote(note._id);
+                await refresh();
               });
             },
           },
