@@ -62,6 +62,7 @@ const UNAVAILABLE_NAMES = new Set([
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
   'MongoPoolClearedError',
+  'MongoWaitQueueTimeoutError',
 ]);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 

@@ -21,6 +21,11 @@ export interface MongoOptions {
    * still accepts connections, and the handshake then waits for ever without it.
    */
   connectTimeoutMS?: number;
+  /**
+   * How long an operation may wait for a connection from the pool. The driver's default is for
+   * ever: while the server is paused, operations queued behind hung connections waited it out.
+   */
+  waitQueueTimeoutMS?: number;
   /** How long `connectMongo` keeps retrying the first connection. */
   startupTimeoutMs?: number;
   onRetry?: (attempt: number, err: unknown) => void;
@@ -38,6 +43,7 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
     serverSelectionTimeoutMS = 1500,
     socketTimeoutMS = 3000,
     connectTimeoutMS = 2000,
+    waitQueueTimeoutMS = 3000,
     startupTimeoutMs = 30_000,
     onRetry,
   } = options;
@@ -47,6 +53,7 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       serverSelectionTimeoutMS,
       socketTimeoutMS,
       connectTimeoutMS,
+      waitQueueTimeoutMS,
       bufferCommands: false,
       autoIndex: true,
       maxPoolSize: 20,
