@@ -154,10 +154,16 @@ export class ObjectStorage {
   }
 
   /** Idempotent: deleting a missing object succeeds. */
-  deleteObject(key: string): Promise<void> {
-    return this.call(async () => {
-      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
-    });
+  /**
+   * Idempotent, as S3 defines it: an object already gone is deleted. Some S3 servers (versitygw)
+   * answer NoSuchKey instead, which an SDK retry of a delete that did succeed also meets.
+   */
+  async deleteObject(key: string): Promise<void> {
+    try {
+      await this.call(() => this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
+    } catch (err) {
+      if ((err as HttpError).status !== 404) throw err;
+    }
   }
 
   /**
