@@ -8,6 +8,7 @@ const WORKSPACES = [
   'libs/config',
   'libs/auth',
   'libs/koa',
+  'libs/lifecycle',
   'libs/storage',
   'services/identity',
   'services/posts',

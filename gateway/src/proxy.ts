@@ -1,6 +1,7 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { messages } from '@cs/errors';
+import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { sendError } from './respond';
@@ -21,11 +22,19 @@ export interface ProxyOptions {
 export type UpstreamProxy = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * One keep-alive pool per upstream. Idle sockets are dropped after 30 s, well before the
- * services' 65 s keep-alive timeout, so we never write to a socket the other side has closed.
+ * One keep-alive pool per upstream. Idle sockets are retired a second before the services'
+ * announced keep-alive timeout (`Keep-Alive: timeout=5`, which the agent would honour anyway), so
+ * we never write a request onto a socket the service is closing, whether on a quiet moment or
+ * while it drains for a restart (libs/lifecycle keeps open connections until then).
  */
 function keepAliveAgent(): Agent {
-  return new Agent({ keepAlive: true, keepAliveMsecs: 1000, maxSockets: 256, maxFreeSockets: 64, timeout: 30_000 });
+  return new Agent({
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: 256,
+    maxFreeSockets: 64,
+    timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
+  });
 }
 
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';

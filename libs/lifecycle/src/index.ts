@@ -1,5 +1,6 @@
 import type { RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@cs/log';
 
@@ -28,10 +29,12 @@ export interface RunningServer {
 }
 
 /**
- * Longer than any client pool's idle timeout (the gateway's agent uses 30 s), so a pooled socket
- * is never closed by us while the gateway is about to reuse it.
+ * How long an idle keep-alive connection stays open. Node announces it to every client in a
+ * `Keep-Alive: timeout=5` header, and a client that honours it (Node's `http.Agent` with a
+ * timeout, undici) retires the socket a second or more before that, so it never writes a request
+ * onto a connection we are closing. The gateway's agent also retires idle sockets after 4 s.
  */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 /**
  * What Node answers, on its own, to a request its HTTP parser refuses (a bare CR or a NUL in a
@@ -56,28 +59,40 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /**
- * Listens, and on SIGTERM/SIGINT: stops accepting, tells keep-alive clients to go elsewhere
- * (`Connection: close`), lets in-flight requests finish within the bound, closes the rest, runs
- * `onClose`, and exits 0.
+ * Listens, and on SIGTERM/SIGINT drains and exits 0. The drain never closes a connection that a
+ * client may be writing a request onto at that moment:
+ *
+ * 1. Stop listening. New connections are refused, which a client can always retry safely (the
+ *    gateway does, for every method): the request never reached us. A replacement process can
+ *    bind the port at once.
+ * 2. Keep every open connection. Node's `server.close()` would close the idle ones at once, and
+ *    a request already on its way over one of them (the gateway reuses pooled sockets) would
+ *    then meet a reset. A client cannot tell whether a POST that met a reset was acted on, so it
+ *    cannot resend it: that was the rolling restart's occasional 502.
+ * 3. Answer whatever still arrives, with `Connection: close`, and close each connection once its
+ *    response is sent. Requests in flight at the signal get the same header.
+ * 4. Idle connections end the way they always do: the client retires them before the announced
+ *    keep-alive timeout, or we close them when it runs out. Either way no client is writing onto
+ *    them then, so the drain ends within about KEEP_ALIVE_TIMEOUT_MS once the last response is
+ *    sent, and `shutdownTimeoutMs` bounds it whatever the clients do.
+ * 5. Run `onClose`.
  */
+const netServerClose = NetServer.prototype.close;
+
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
   const { app, port, host = '0.0.0.0', logger, onClose, shutdownTimeoutMs = 10_000, handleSignals = true } = options;
   let closing = false;
   const server = createServer(app.callback());
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
+  server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.on('clientError', answerMalformed);
-  // Responses not finished yet. On shutdown they are told `Connection: close`, and each
-  // connection is closed as soon as it goes idle, so draining ends with the last response.
+  // Responses not finished yet: on shutdown they are told `Connection: close` too (step 3).
   const inFlight = new Set<ServerResponse>();
   server.prependListener('request', (_req, res) => {
     inFlight.add(res);
     if (closing) res.setHeader('connection', 'close');
-    res.once('close', () => {
-      inFlight.delete(res);
-      if (closing) setImmediate(() => server.closeIdleConnections());
-    });
+    res.once('close', () => inFlight.delete(res));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -95,8 +110,9 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     closed ??= (async () => {
       closing = true;
       for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // net.Server's close, not http.Server's: stop listening, and leave open connections to end
+      // as described above (http.Server's would close the idle ones at once).
+      const drained = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
       const timer = setTimeout(() => {
         logger.warn({ shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
         server.closeAllConnections();

@@ -1,0 +1,117 @@
+/**
+ * The drain on shutdown, against real sockets: nothing a client sends over a connection it
+ * already had is lost, whatever the timing, and the drain still ends on its own.
+ */
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { createLogger } from '@cs/log';
+import { describe, expect, it } from '@jest/globals';
+import { KEEP_ALIVE_TIMEOUT_MS, type RunningServer, runServer } from '../src/index';
+
+const logger = createLogger({ name: 'drain-test', level: 'silent' });
+
+/** Answers every request with the body it received, and counts the POSTs that arrived. */
+function echoApp() {
+  const app = {
+    posts: 0,
+    callback: () => (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.method === 'POST') app.posts += 1;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ method: req.method, body: Buffer.concat(chunks).toString() }));
+      });
+    },
+  };
+  return app;
+}
+
+interface Answer {
+  status: number;
+  connection: string | undefined;
+  body: string;
+}
+
+function send(port: number, agent: Agent, method: string, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path: '/', agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function start(): Promise<{ running: RunningServer; app: ReturnType<typeof echoApp> }> {
+  const app = echoApp();
+  const running = await runServer({ app, port: 0, host: '127.0.0.1', logger, handleSignals: false });
+  return { running, app };
+}
+
+/** A pool like the gateway's: keep-alive, and a timeout, so the server's Keep-Alive hint counts. */
+const pooledAgent = () => new Agent({ keepAlive: true, maxSockets: 1, timeout: 30_000 });
+
+describe('draining on shutdown', () => {
+  it('when a POST is written onto a pooled idle socket just as the server starts to drain, then it is answered with Connection: close, every time', async () => {
+    const outcomes: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { running, app } = await start();
+      const agent = pooledAgent();
+      await send(running.port, agent, 'GET'); // the socket is now idle in the pool
+      // In one tick: the drain begins, then the client writes onto the socket it holds.
+      const drained = running.close();
+      const answer = await send(running.port, agent, 'POST', `{"n":${i}}`).then(
+        (a) => `${a.status} ${a.connection} ${a.body}`,
+        (err: NodeJS.ErrnoException) => `error ${err.code ?? err.message}`,
+      );
+      outcomes.push(`${answer}, arrived ${app.posts}`);
+      agent.destroy();
+      await drained;
+    }
+    expect(outcomes).toEqual(
+      Array.from({ length: 20 }, (_, i) => `200 close {"method":"POST","body":"{\\"n\\":${i}}"}, arrived 1`),
+    );
+  });
+
+  it('when draining, then new connections are refused at once and the drain ends when the client retires its idle socket', async () => {
+    const { running } = await start();
+    const agent = pooledAgent();
+    await send(running.port, agent, 'GET');
+    const startedAt = Date.now();
+    const drained = running.close();
+
+    const fresh = await send(running.port, new Agent({ keepAlive: false }), 'GET').catch(
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    expect(fresh).toBe('ECONNREFUSED');
+
+    await drained;
+    // The agent follows `Keep-Alive: timeout=5` and retires the socket a second early.
+    const took = Date.now() - startedAt;
+    expect(took).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 1500);
+    expect(took).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + 500);
+    agent.destroy();
+  });
+
+  it('when a client keeps an idle connection and never closes it, then the server closes it after the keep-alive timeout and the drain ends', async () => {
+    const { running } = await start();
+    const socket = connect(running.port, '127.0.0.1');
+    const closedByServer = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+    const firstAnswer = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await firstAnswer).toMatch(/Keep-Alive: timeout=5/);
+
+    const startedAt = Date.now();
+    await running.close();
+    const took = Date.now() - startedAt;
+    await closedByServer;
+    // Node closes an idle connection one second after the announced timeout.
+    expect(took).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + 1500);
+  }, 15_000);
+});
