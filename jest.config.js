@@ -9,6 +9,7 @@ const WORKSPACES = [
   'libs/auth',
   'libs/koa',
   'libs/lifecycle',
+  'libs/mongo',
   'libs/storage',
   'services/identity',
   'services/posts',

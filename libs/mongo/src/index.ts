@@ -86,3 +86,5 @@ export type { Connection };
 export function trusted<T extends object>(operator: T): T {
   return mongoose.trusted(operator);
 }
+
+export { createTurns, HOLD_MS, STALE_MS, type Turns } from './turns';

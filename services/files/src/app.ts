@@ -1,6 +1,6 @@
 import { createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, isMongoReady } from '@cs/mongo';
+import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
 import { uploadModel } from './model';
@@ -16,6 +16,7 @@ export interface Deps {
 export async function createApp({ config, connection, logger }: Deps) {
   const model = uploadModel(connection);
   await model.init();
+  const turns = await createTurns(connection);
   const storage = new ObjectStorage({
     endpoint: config.S3_ENDPOINT,
     publicEndpoint: config.S3_PUBLIC_ENDPOINT || config.S3_ENDPOINT,
@@ -27,6 +28,7 @@ export async function createApp({ config, connection, logger }: Deps) {
   const uploads = createUploads({
     model,
     storage,
+    turns,
     logger,
     settings: {
       uploadTtlS: config.UPLOAD_URL_TTL_S,
@@ -46,7 +48,7 @@ export async function createApp({ config, connection, logger }: Deps) {
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, storage };
+  return { app, uploads, storage, turns };
 }
 
 /** Runs the sweeper every `intervalMs`; a pass never overlaps the previous one. */

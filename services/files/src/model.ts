@@ -16,6 +16,8 @@ export interface UploadRecord {
   /** A worker holding the record (sweeper or release) until then; others leave it alone. */
   lockedUntil: Date;
   attempts: number;
+  /** Every state change is the next version, taken as a turn (see uploads.ts). */
+  version: number;
 }
 
 const uploadSchema = new Schema<UploadRecord>(
@@ -30,6 +32,7 @@ const uploadSchema = new Schema<UploadRecord>(
     releasedAt: { type: Date, default: null },
     lockedUntil: { type: Date, required: true, default: () => new Date(0) },
     attempts: { type: Number, required: true, default: 0 },
+    version: { type: Number, required: true, default: 0 },
   },
   { versionKey: false, strict: 'throw' },
 );

@@ -6,11 +6,13 @@ void runService({
   name: 'files',
   readConfig,
   build: async (deps) => {
-    const { app, uploads, storage } = await createApp(deps);
+    const { app, uploads, storage, turns } = await createApp(deps);
     const stopSweeper = startSweeper(uploads, deps.config.SWEEP_INTERVAL, deps.logger);
+    const stopPruning = turns.startPruning();
     return {
       app,
       onClose: async () => {
+        stopPruning();
         await stopSweeper();
         storage.destroy();
       },

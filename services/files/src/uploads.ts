@@ -1,14 +1,15 @@
 /**
  * Issued uploads and their life: issue a signed PUT link and record it; claim it for a note;
  * sign a download link; release it (delete the object). The sweeper removes keys never claimed
- * and finishes releases that failed. Every state change is one conditional update, so replicas
- * and retries never double-handle a record.
+ * and finishes releases that failed. Every state change of a record is its next version, taken as
+ * a turn (`@cs/mongo` turns), so one claim, one release and one sweeper replica ever act on it at
+ * a time, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { trusted } from '@cs/mongo';
+import { type Turns, trusted } from '@cs/mongo';
 import type { ObjectStorage } from '@cs/storage';
-import type { UploadModel, UploadRecord, UploadState } from './model';
+import type { UploadModel, UploadRecord } from './model';
 import { messages } from './schemas';
 import type { UploadRequest } from './upload-input';
 import { newUploadKey } from './upload-key';
@@ -27,37 +28,69 @@ export interface IssuedUpload {
   expiresIn: number;
 }
 
-/** How long a worker holds a record it is releasing before another may take it over. */
+/** How long a worker holds a record it is releasing before the sweeper may take it over. */
 const LEASE_MS = 60_000;
-const RELEASABLE: UploadState[] = ['issued', 'attached', 'releasing'];
+/** Records the sweeper reads per query; each is then taken, or left to a replica that took it. */
+const SWEEP_BATCH = 20;
+
+/** A record as read, and when: its next version must be taken within the turns' hold time. */
+type Read = UploadRecord & { readAt: number };
 
 export function createUploads({
   model,
   storage,
+  turns,
   settings,
   logger,
 }: {
   model: UploadModel;
   storage: ObjectStorage;
+  turns: Turns;
   settings: UploadSettings;
   logger: Logger;
 }) {
-  async function ownedRecord(ownerId: string, key: string): Promise<UploadRecord> {
+  async function read(key: string): Promise<Read | undefined> {
+    const readAt = Date.now();
     const record = await model.findOne({ key }).lean<UploadRecord>();
+    return record ? { ...record, readAt } : undefined;
+  }
+
+  async function ownedRecord(ownerId: string, key: string): Promise<Read> {
+    const record = await read(key);
     if (!record || record.ownerId !== ownerId) throw new HttpError(404, messages.uploadNotFound);
     return record;
   }
 
-  /** Deletes the object of a record in `releasing`, then marks it released. */
-  async function finishRelease(key: string): Promise<void> {
+  /**
+   * Writes `changes` as the record's next version if this caller gets that turn; otherwise
+   * another claim, release or sweeper replica got there first, and nothing is written.
+   */
+  async function advance(record: Read, changes: Partial<UploadRecord>): Promise<Read | undefined> {
+    const version = await turns.take(`upload:${record.key}`, record.version ?? 0, record.readAt);
+    if (version === undefined) return undefined;
+    const readAt = Date.now();
+    await model.updateOne({ key: record.key }, { $set: { ...changes, version } });
+    return { ...record, ...changes, version, readAt };
+  }
+
+  /** Takes a record into `releasing` (with a lease), deletes its object, and marks it released. */
+  async function releaseNow(record: Read): Promise<boolean> {
+    const taken = await advance(record, {
+      state: 'releasing',
+      lockedUntil: new Date(Date.now() + LEASE_MS),
+      attempts: (record.attempts ?? 0) + 1,
+    });
+    if (!taken) return false;
     try {
-      await storage.deleteObject(key);
+      await storage.deleteObject(taken.key);
     } catch (err) {
       // Let the sweeper take it over at once.
-      await model.updateOne({ key, state: 'releasing' }, { $set: { lockedUntil: new Date() } });
+      await advance(taken, { lockedUntil: new Date() });
       throw err;
     }
-    await model.updateOne({ key, state: 'releasing' }, { $set: { state: 'released', releasedAt: new Date() } });
+    // A holder slower than its lease finds its turn taken by the sweeper, which finishes instead.
+    await advance(taken, { state: 'released', releasedAt: new Date() });
+    return true;
   }
 
   return {
@@ -77,14 +110,9 @@ export function createUploads({
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
       const object = await storage.headObject(key);
       if (!object) throw new HttpError(409, messages.notUploaded);
-      const claimed = await model
-        .findOneAndUpdate(
-          { key, ownerId, state: 'issued' },
-          { $set: { state: 'attached', attachedAt: new Date() } },
-          { returnDocument: 'after' },
-        )
-        .lean<UploadRecord>();
-      if (!claimed) throw new HttpError(409, messages.notClaimable);
+      if (!(await advance(record, { state: 'attached', attachedAt: new Date() }))) {
+        throw new HttpError(409, messages.notClaimable);
+      }
       return { key, contentType: record.contentType, size: object.size };
     },
 
@@ -97,46 +125,48 @@ export function createUploads({
       return { url, expiresIn: settings.downloadTtlS };
     },
 
-    /** Idempotent: a key already released, unknown, or not the caller's is nothing to do. */
+    /**
+     * Idempotent: a key already released, unknown, or not the caller's is nothing to do, and so
+     * is one that another worker is releasing now (the sweeper finishes it if that worker fails).
+     */
     async release(ownerId: string, key: string): Promise<void> {
-      const taken = await model
-        .findOneAndUpdate(
-          { key, ownerId, state: trusted({ $in: RELEASABLE }) },
-          { $set: { state: 'releasing', lockedUntil: new Date(Date.now() + LEASE_MS) } },
-          { returnDocument: 'after' },
-        )
-        .lean<UploadRecord>();
-      if (taken) await finishRelease(key);
+      const record = await read(key);
+      if (!record || record.ownerId !== ownerId || record.state === 'released') return;
+      if (record.state === 'releasing' && record.lockedUntil.getTime() > Date.now()) return;
+      await releaseNow(record);
     },
 
     /**
      * One pass: keys issued longer ago than the claim TTL and never attached, and releases whose
-     * lease ran out, are taken one at a time (atomically, so replicas share the work) and deleted.
+     * lease ran out. Replicas that sweep at once read the same records, and each record goes to
+     * the one that takes its turn.
      */
     async sweep(limit = 100): Promise<number> {
       let released = 0;
       while (released < limit) {
-        const now = Date.now();
-        const record = await model
-          .findOneAndUpdate(
-            {
-              $or: [
-                { state: 'issued', issuedAt: trusted({ $lt: new Date(now - settings.claimTtlMs) }) },
-                { state: 'releasing', lockedUntil: trusted({ $lte: new Date(now) }) },
-              ],
-            },
-            { $set: { state: 'releasing', lockedUntil: new Date(now + LEASE_MS) }, $inc: { attempts: 1 } },
-            { returnDocument: 'after' },
-          )
-          .lean<UploadRecord>();
-        if (!record) break;
-        try {
-          await finishRelease(record.key);
-          released += 1;
-        } catch (err) {
-          logger.warn({ err, key: record.key }, 'sweeper could not delete an object; will retry');
-          break;
+        const readAt = Date.now();
+        const due = await model
+          .find({
+            $or: [
+              { state: 'issued', issuedAt: trusted({ $lt: new Date(readAt - settings.claimTtlMs) }) },
+              { state: 'releasing', lockedUntil: trusted({ $lte: new Date(readAt) }) },
+            ],
+          })
+          .limit(SWEEP_BATCH)
+          .lean<UploadRecord[]>();
+        let taken = 0;
+        for (const record of due) {
+          try {
+            if (!(await releaseNow({ ...record, readAt }))) continue;
+            taken += 1;
+            released += 1;
+          } catch (err) {
+            logger.warn({ err, key: record.key }, 'sweeper could not delete an object; will retry');
+            return released;
+          }
         }
+        // Nothing due, or every record due was taken by another replica: this pass is done.
+        if (taken === 0) break;
       }
       return released;
     },

@@ -1,0 +1,97 @@
+/**
+ * Turns: one writer per version of a document, on every MongoDB-protocol server we run.
+ *
+ * Our guarantees (a key attached once, a release done by one worker, a post published once, a
+ * note's attachment never lost to a concurrent write) need a conditional write that hands a
+ * document to exactly one taker. MongoDB's filtered `findOneAndUpdate` does that. FerretDB's does
+ * not: it reads the document, checks the filter in memory and then writes the whole document by
+ * `_id`, so two racers on `{_id, state: 'issued'}` both "win", and a write of one field can undo a
+ * concurrent write of another. Both servers enforce unique indexes, and `_id` is one.
+ *
+ * So every document whose writes must not race carries a `version`, and a writer that read
+ * version v first inserts the turn `<subject>@<v+1>` here. The insert is the decision: one
+ * inserter succeeds, the others get a duplicate key and go back to read again. Only the turn's
+ * holder writes the document, and it writes `version: v+1` with its change, which is where the
+ * next writer's turn comes from.
+ *
+ * Two time bounds keep this safe when a holder dies between its turn and its write (SIGKILL):
+ * - a turn must be taken within HOLD_MS of reading the version it follows, and the holder writes
+ *   right after taking it (each operation is itself bounded by the driver's timeouts);
+ * - a turn older than STALE_MS whose version was never written belongs to a dead holder: the next
+ *   writer skips past it to the version after. STALE_MS > 2 × HOLD_MS + the operation bound, so a
+ *   holder that is only slow has given up (it never writes outside HOLD_MS) long before then.
+ *
+ * Turns older than an hour are pruned, by one replica at a time (the pruner takes a turn too).
+ * Every lookup here is by `_id`, which every server answers from its index.
+ */
+import type { Connection } from 'mongoose';
+
+/** How long after reading a version its next turn may be taken. */
+export const HOLD_MS = 10_000;
+/** When an unwritten turn is taken to belong to a holder that died. */
+export const STALE_MS = 30_000;
+/** Turns older than this are deleted: long past any straggler's HOLD_MS. */
+const KEEP_MS = 3_600_000;
+/** How many dead holders in a row one take will skip before it gives up. */
+const MAX_SKIPS = 5;
+
+interface TurnDoc {
+  _id: string;
+  at: Date;
+}
+
+export interface Turns {
+  /**
+   * Takes the turn after `version` of `subject`, which the caller read at `readAt`. Returns the
+   * version the caller may now write (version + 1, or more past a dead holder's turn), or
+   * undefined when another writer has it or the read is older than HOLD_MS: read again.
+   */
+  take(subject: string, version: number, readAt: number): Promise<number | undefined>;
+  /** Deletes turns older than an hour, unless another replica is doing it this hour. */
+  prune(): Promise<number>;
+  /** Prunes every `intervalMs` (an hour by default); returns the function that stops it. */
+  startPruning(intervalMs?: number): () => void;
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}
+
+/** The service's turns, in a collection of its database (`turns` unless named). */
+export async function createTurns(connection: Connection, collectionName = 'turns'): Promise<Turns> {
+  const turns = connection.collection<TurnDoc>(collectionName);
+  await turns.createIndex({ at: 1 }); // the prune's query
+
+  const self: Turns = {
+    async take(subject: string, version: number, readAt: number): Promise<number | undefined> {
+      for (let next = version + 1; next <= version + 1 + MAX_SKIPS; next++) {
+        if (Date.now() - readAt > HOLD_MS) return undefined;
+        try {
+          await turns.insertOne({ _id: `${subject}@${next}`, at: new Date() });
+          return next;
+        } catch (err) {
+          if (!isDuplicateKey(err)) throw err;
+        }
+        const holder = await turns.findOne({ _id: `${subject}@${next}` });
+        // Gone (pruned) or alive: either way not ours now; the caller reads again.
+        if (!holder || Date.now() - holder.at.getTime() < STALE_MS) return undefined;
+      }
+      return undefined;
+    },
+
+    async prune(): Promise<number> {
+      const now = Date.now();
+      const hour = Math.floor(now / KEEP_MS);
+      if ((await self.take('prune', hour, now)) === undefined) return 0;
+      const { deletedCount } = await turns.deleteMany({ at: { $lt: new Date(now - KEEP_MS) } });
+      return deletedCount;
+    },
+
+    startPruning(intervalMs = KEEP_MS): () => void {
+      const timer = setInterval(() => void self.prune().catch(() => undefined), intervalMs);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+  };
+  return self;
+}

@@ -1,0 +1,77 @@
+/**
+ * Turns against the run's real MongoDB-protocol server (FerretDB unless MONGO_URL names another),
+ * where a filtered findOneAndUpdate is not atomic but a unique index is enforced.
+ */
+import { openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import mongoose, { type Connection } from 'mongoose';
+import { createTurns, HOLD_MS, STALE_MS } from '../src/index';
+
+let db: TestDatabase;
+const clients: Connection[] = [];
+
+beforeAll(async () => {
+  db = await openTestDatabase(__filename);
+  for (let i = 0; i < 8; i++) clients.push(await mongoose.createConnection(db.url).asPromise());
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await db.drop();
+});
+
+describe('turns', () => {
+  it('when 8 clients, each with its own connection, race at once for the next turn of each of 200 subjects, then every turn goes to exactly one of them', async () => {
+    const subjects = Array.from({ length: 200 }, (_, i) => `race-${i}`);
+    const racers = await Promise.all(clients.map((c) => createTurns(c, 'race_turns')));
+    // Round by round, so that all eight really contend for each turn at the same moment.
+    const wins: string[][] = racers.map(() => []);
+    for (const subject of subjects) {
+      const taken = await Promise.all(racers.map((turns) => turns.take(subject, 0, Date.now())));
+      for (const [i, version] of taken.entries()) if (version === 1) wins[i]?.push(subject);
+    }
+    const winnersOf = new Map<string, number>();
+    for (const subject of wins.flat()) winnersOf.set(subject, (winnersOf.get(subject) ?? 0) + 1);
+    expect(subjects.filter((s) => winnersOf.get(s) !== 1)).toEqual([]);
+    // The race was real: the turns were spread over several clients.
+    expect(wins.filter((w) => w.length > 0).length).toBeGreaterThan(1);
+  });
+
+  it('when the next turn is held by a live writer, then nobody else gets it; when its holder died long ago, then the next writer skips past it', async () => {
+    const turns = await createTurns(db.connection);
+    const raw = db.connection.collection<{ _id: string; at: Date }>('turns');
+    await raw.insertOne({ _id: 'live@1', at: new Date() });
+    await raw.insertOne({ _id: 'dead@1', at: new Date(Date.now() - STALE_MS - 1000) });
+
+    expect(await turns.take('live', 0, Date.now())).toBeUndefined();
+    expect(await turns.take('dead', 0, Date.now())).toBe(2);
+    expect(await turns.take('dead', 0, Date.now())).toBeUndefined();
+  });
+
+  it('when the version was read longer ago than the hold time, then no turn is taken: the caller must read again', async () => {
+    const turns = await createTurns(db.connection);
+    expect(await turns.take('old-read', 4, Date.now() - HOLD_MS - 1)).toBeUndefined();
+    expect(await turns.take('old-read', 4, Date.now())).toBe(5);
+  });
+
+  it('when turns are older than an hour, then a prune deletes them and keeps the rest, and only one replica prunes each hour', async () => {
+    const [a, b] = await Promise.all([
+      createTurns(db.connection, 'prune_turns'),
+      createTurns(clients[0] as Connection, 'prune_turns'),
+    ]);
+    const raw = db.connection.collection<{ _id: string; at: Date }>('prune_turns');
+    await raw.insertMany([
+      { _id: 'old@1', at: new Date(Date.now() - 3_700_000) },
+      { _id: 'old@2', at: new Date(Date.now() - 3_650_000) },
+      { _id: 'recent@1', at: new Date() },
+    ]);
+
+    const pruned = await Promise.all([a.prune(), b.prune()]);
+
+    expect(pruned.sort()).toEqual([0, 2]);
+    expect(
+      (await raw.find({}, { projection: { _id: 1 } }).toArray())
+        .map((t) => t._id)
+        .filter((id) => !id.startsWith('prune@')),
+    ).toEqual(['recent@1']);
+  });
+});
