@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   if (role === 'posts') {
     const config: ConfigOf<typeof spec> = loadConfig(spec, process.env);
     const connection = await connectMongo(config.MONGO_URL);
-    const app = await createPostsApp({
+    const { app } = await createPostsApp({
       config,
       connection,
       logger,

@@ -19,6 +19,17 @@ export const LIMITS = {
   filenameMax: 1024,
 } as const;
 
+/**
+ * A text's length as JSON Schema's minLength and maxLength count it (and so the validation step
+ * and every client generated from the document): in characters (Unicode code points), not in
+ * UTF-16 units as String#length does. An emoji is one character and two units.
+ */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const objectId = { type: 'string', pattern: OBJECT_ID_PATTERN } as const;
 

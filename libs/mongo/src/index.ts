@@ -87,4 +87,4 @@ export function trusted<T extends object>(operator: T): T {
   return mongoose.trusted(operator);
 }
 
-export { createTurns, HOLD_MS, STALE_MS, type Turns } from './turns';
+export { createTurns, HOLD_MS, STALE_MS, type TurnSteps, type Turns, type Versioned } from './turns';

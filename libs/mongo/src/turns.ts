@@ -34,10 +34,32 @@ export const STALE_MS = 30_000;
 const KEEP_MS = 3_600_000;
 /** How many dead holders in a row one take will skip before it gives up. */
 const MAX_SKIPS = 5;
+/** How many times writeInTurn reads again after losing a turn: one per writer it may queue behind. */
+const TRIES = 8;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface TurnDoc {
   _id: string;
   at: Date;
+}
+
+/** A document whose writes go through turns. Documents from before turns have no version: 0. */
+export interface Versioned {
+  version?: number;
+}
+
+export interface TurnSteps<D extends Versioned, T> {
+  /** Reads the document; null when there is none (for this caller). */
+  read(): Promise<D | null>;
+  /** Writes the change, storing `version`; runs only while this caller holds that turn. */
+  write(doc: D, version: number): Promise<T>;
+  /** The error when there is no document. */
+  missing(): Error;
+  /** The error when other writers kept the turn through every try. */
+  busy(): Error;
+  /** Runs before `missing` or `busy` is thrown: undo what the caller did before its turn. */
+  giveUp?(): Promise<void>;
 }
 
 export interface Turns {
@@ -47,6 +69,12 @@ export interface Turns {
    * undefined when another writer has it or the read is older than HOLD_MS: read again.
    */
   take(subject: string, version: number, readAt: number): Promise<number | undefined>;
+  /**
+   * Reads, takes the next turn, and writes: the usual shape of one write to one document. A lost
+   * turn means another writer got there first, so it reads again after a short pause (for that
+   * write to land), up to 8 times.
+   */
+  writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T>;
   /** Deletes turns older than an hour, unless another replica is doing it this hour. */
   prune(): Promise<number>;
   /** Prunes every `intervalMs` (an hour by default); returns the function that stops it. */
@@ -77,6 +105,25 @@ export async function createTurns(connection: Connection, collectionName = 'turn
         if (!holder || Date.now() - holder.at.getTime() < STALE_MS) return undefined;
       }
       return undefined;
+    },
+
+    async writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        const readAt = Date.now();
+        const doc = await steps.read();
+        if (!doc) {
+          await steps.giveUp?.();
+          throw steps.missing();
+        }
+        const version = await self.take(subject, doc.version ?? 0, readAt);
+        if (version !== undefined) return steps.write(doc, version);
+        if (attempt === TRIES) {
+          await steps.giveUp?.();
+          throw steps.busy();
+        }
+        // Jittered, so writers that lost together do not collide again in step.
+        await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+      }
     },
 
     async prune(): Promise<number> {

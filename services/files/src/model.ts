@@ -17,7 +17,7 @@ export interface UploadRecord {
   lockedUntil: Date;
   attempts: number;
   /** Every state change is the next version, taken as a turn (see uploads.ts). */
-  version: number;
+  version?: number;
 }
 
 const uploadSchema = new Schema<UploadRecord>(

@@ -1,6 +1,6 @@
 import { createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, isMongoReady } from '@cs/mongo';
+import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
 import { noteModel, pendingReleaseModel } from './model';
@@ -18,13 +18,14 @@ export async function createApp({ config, connection, logger }: Deps) {
   const notes = noteModel(connection);
   const pending = pendingReleaseModel(connection);
   await Promise.all([notes.init(), pending.init()]);
+  const turns = await createTurns(connection);
   const files = createFilesClient({ baseUrl: config.FILES_URL, timeoutMs: config.FILES_TIMEOUT });
-  const outbox = createReleaseOutbox({ pending, notes, files, secret: config.JWT_SECRET, logger });
+  const outbox = createReleaseOutbox({ pending, notes, files, turns, secret: config.JWT_SECRET, logger });
   const app = createServiceApp({
     logger,
-    routers: [noteRoutes(createNotes({ notes, files, outbox }), { secret: config.JWT_SECRET })],
+    routers: [noteRoutes(createNotes({ notes, files, outbox, turns }), { secret: config.JWT_SECRET })],
     // Files being away degrades attachments only; notes stay ready on their database alone.
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, outbox };
+  return { app, outbox, turns };
 }

@@ -1,5 +1,4 @@
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
-import { NOTE_LIMITS } from './schemas';
 
 export interface NoteRecord {
   _id: Types.ObjectId;
@@ -9,6 +8,8 @@ export interface NoteRecord {
   authorId: Types.ObjectId;
   createdAt: Date;
   updatedAt: Date;
+  /** Every write to a note is its next version, taken as a turn (see notes.ts). */
+  version?: number;
 }
 
 export interface Note {
@@ -21,12 +22,17 @@ export interface Note {
   updatedAt: string;
 }
 
+/**
+ * Lengths and formats are the request schemas' (`@cs/contract`), checked before anything is
+ * written: they are the one source of truth, and they count characters as JSON Schema does.
+ */
 const noteSchema = new Schema<NoteRecord>(
   {
-    title: { type: String, required: true, trim: true, minlength: 1, maxlength: NOTE_LIMITS.titleMax },
-    body: { type: String, default: '', maxlength: NOTE_LIMITS.bodyMax },
+    title: { type: String, required: true, trim: true },
+    body: { type: String, default: '' },
     attachmentKey: { type: String, default: null },
     authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
+    version: { type: Number, default: 0 },
   },
   { timestamps: true, versionKey: false, strict: 'throw' },
 );
@@ -46,6 +52,8 @@ export interface PendingRelease {
   dueAt: Date;
   lastError: string | null;
   createdAt: Date;
+  /** Every take and every write of an entry is its next version, taken as a turn. */
+  version?: number;
 }
 
 const pendingReleaseSchema = new Schema<PendingRelease>(
@@ -56,6 +64,7 @@ const pendingReleaseSchema = new Schema<PendingRelease>(
     attempts: { type: Number, default: 0 },
     dueAt: { type: Date, required: true, default: () => new Date() },
     lastError: { type: String, default: null },
+    version: { type: Number, default: 0 },
   },
   { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw' },
 );
@@ -75,7 +84,7 @@ export function pendingReleaseModel(connection: Connection): PendingReleaseModel
   );
 }
 
-export const NOTE_FIELDS = '_id title body attachmentKey authorId createdAt updatedAt';
+export const NOTE_FIELDS = '_id title body attachmentKey authorId createdAt updatedAt version';
 
 export function toNote(record: NoteRecord): Note {
   return {

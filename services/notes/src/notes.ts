@@ -2,8 +2,14 @@
  * The notes domain. Attachments are claimed through the files service before a note points at
  * them, and every key a note stops pointing at (replaced, removed, note deleted) goes through
  * the release outbox, so no object outlives its note for long.
+ *
+ * Every write to an existing note is its next version, taken as a turn (`@cs/mongo` turns): of
+ * an update and a delete racing for one note, or two updates, one writes and the other reads
+ * again and goes on from what it finds. So a key is never replaced, or deleted with its note,
+ * without being released, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
+import type { Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
@@ -22,20 +28,52 @@ function notFound(): HttpError {
   return new HttpError(404, messages.notFound);
 }
 
-export function createNotes({ notes, files, outbox }: { notes: NoteModel; files: FilesClient; outbox: ReleaseOutbox }) {
+function concurrentChange(): HttpError {
+  return new HttpError(409, messages.concurrentChange);
+}
+
+export function createNotes({
+  notes,
+  files,
+  outbox,
+  turns,
+}: {
+  notes: NoteModel;
+  files: FilesClient;
+  outbox: ReleaseOutbox;
+  turns: Turns;
+}) {
   async function releaseLater(noteId: Types.ObjectId, ownerId: string, key: string): Promise<void> {
     outbox.releaseSoon(await outbox.enqueue(noteId, ownerId, key));
   }
 
+  /** One write to the caller's note, in its turn (see `@cs/mongo` turns). */
+  function writeNote<T>(
+    id: string,
+    authorId: string,
+    write: (current: NoteRecord, version: number) => Promise<T>,
+    giveUp?: () => Promise<void>,
+  ): Promise<T> {
+    return turns.writeInTurn(`note:${id}`, {
+      read: () => notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>(),
+      write,
+      missing: notFound,
+      busy: concurrentChange,
+      giveUp,
+    });
+  }
+
   return {
+    /** Everything is checked before the key is claimed, so a refused note never holds one. */
     async create(authorId: string, input: NoteInput, authorization: string): Promise<Note> {
-      const _id = new Types.ObjectId();
+      const record = new notes({ _id: new Types.ObjectId(), ...input, authorId });
+      await record.validate();
       if (input.attachmentKey) await files.claim(input.attachmentKey, authorization);
       try {
-        const record = await notes.create({ _id, ...input, authorId });
+        await record.save();
         return toNote(record.toObject());
       } catch (err) {
-        if (input.attachmentKey) await releaseLater(_id, authorId, input.attachmentKey);
+        if (input.attachmentKey) await releaseLater(record._id, authorId, input.attachmentKey);
         throw err;
       }
     },
@@ -52,41 +90,52 @@ export function createNotes({ notes, files, outbox }: { notes: NoteModel; files:
     },
 
     /**
-     * A new key is claimed first; the note is then updated only if its key is still the one we
-     * read, so two racing updates cannot both replace it. The old key is released after.
+     * A new key is claimed once, before the note's turn; the key the note held when the write
+     * happened is released after it. A write that cannot happen (the note is gone, or stayed busy
+     * through every retry) releases the new key instead.
      */
     async update(id: string, authorId: string, changes: NoteChanges, authorization: string): Promise<Note> {
-      const current = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
-      if (!current) throw notFound();
-      const previousKey = current.attachmentKey ?? null;
+      await notes.validate(changes, Object.keys(changes));
       const nextKey = changes.attachmentKey;
-      const keyChanges = nextKey !== undefined && nextKey !== previousKey;
-      if (keyChanges && nextKey) await files.claim(nextKey, authorization);
+      const first = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
+      if (!first) throw notFound();
+      const claimed = typeof nextKey === 'string' && nextKey !== first.attachmentKey;
+      if (claimed) await files.claim(nextKey, authorization);
+      const releaseClaimed = async () => {
+        if (claimed) await releaseLater(first._id, authorId, nextKey);
+      };
 
-      const updated = await notes
-        .findOneAndUpdate(
-          { _id: id, authorId, attachmentKey: previousKey },
-          { $set: changes },
-          { returnDocument: 'after', runValidators: true },
-        )
-        .lean<NoteRecord>();
-      if (!updated) {
-        if (keyChanges && nextKey) await releaseLater(current._id, authorId, nextKey);
-        throw new HttpError(409, 'The note changed at the same time; try again');
-      }
-      if (keyChanges && previousKey) await releaseLater(current._id, authorId, previousKey);
-      return toNote(updated);
+      return writeNote(
+        id,
+        authorId,
+        async (current, version) => {
+          const previousKey = current.attachmentKey ?? null;
+          const keyChanges = nextKey !== undefined && nextKey !== previousKey;
+          // The note held this key when we began, and another write has replaced it since.
+          if (keyChanges && nextKey && !claimed) throw concurrentChange();
+          const updated = await notes
+            .findOneAndUpdate({ _id: id }, { $set: { ...changes, version } }, { returnDocument: 'after' })
+            .lean<NoteRecord>();
+          if (!updated) {
+            await releaseClaimed();
+            throw notFound();
+          }
+          if (keyChanges && previousKey) await releaseLater(current._id, authorId, previousKey);
+          return toNote(updated);
+        },
+        releaseClaimed,
+      );
     },
 
-    /** The note goes at once; its object is released right after, or later by the outbox. */
+    /** The note goes at once; the key it held then is released right after, or later by the outbox. */
     async remove(id: string, authorId: string): Promise<void> {
-      const current = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
-      if (!current) throw notFound();
-      const entry = current.attachmentKey
-        ? await outbox.enqueue(current._id, authorId, current.attachmentKey)
-        : undefined;
-      await notes.deleteOne({ _id: id, authorId });
-      if (entry) outbox.releaseSoon(entry);
+      await writeNote(id, authorId, async (current) => {
+        const entry = current.attachmentKey
+          ? await outbox.enqueue(current._id, authorId, current.attachmentKey)
+          : undefined;
+        await notes.deleteOne({ _id: id });
+        if (entry) outbox.releaseSoon(entry);
+      });
     },
 
     async attachmentLink(id: string, authorId: string, authorization: string) {

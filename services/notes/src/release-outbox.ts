@@ -1,46 +1,57 @@
 /**
  * Releases the notes service owes the files service, kept in its own database until files
  * confirms. A note's deletion writes the entry and returns; the release happens right after, or
- * on a later pass when files or storage is away. Entries are taken with a lease, so several
- * replicas (or the immediate attempt and the timer) never release one key twice at once.
+ * on a later pass when files or storage is away. An entry is taken with a lease, as its next
+ * version under a turn (`@cs/mongo` turns), so of several replicas (or the immediate attempt and
+ * the timer) exactly one takes it: one key is never released twice at once, on FerretDB as on
+ * MongoDB.
  */
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
-import { trusted } from '@cs/mongo';
+import { type Turns, trusted } from '@cs/mongo';
 import type { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import type { NoteModel, PendingRelease, PendingReleaseModel } from './model';
 
 const LEASE_MS = 30_000;
 const MAX_BACKOFF_MS = 60_000;
+/** Entries read per query; each is then taken, or left to the replica that took it. */
+const BATCH = 20;
+
+/** An entry as read, and when: its next version must be taken within the turns' hold time. */
+type Read = PendingRelease & { readAt: number };
 
 export function createReleaseOutbox({
   pending,
   notes,
   files,
+  turns,
   secret,
   logger,
 }: {
   pending: PendingReleaseModel;
   notes: NoteModel;
   files: FilesClient;
+  turns: Turns;
   secret: string;
   logger: Logger;
 }) {
-  /** Takes one due entry (a given one, or the oldest) for LEASE_MS. */
-  function take(id?: Types.ObjectId) {
-    const now = Date.now();
-    const due = { dueAt: trusted({ $lte: new Date(now) }) };
-    return pending
-      .findOneAndUpdate(
-        id ? { _id: id, ...due } : due,
-        { $set: { dueAt: new Date(now + LEASE_MS) }, $inc: { attempts: 1 } },
-        { returnDocument: 'after', sort: { dueAt: 1 } },
-      )
-      .lean<PendingRelease>();
+  /** Writes `changes` as the entry's next version if this caller gets that turn. */
+  async function advance(entry: Read, changes: Partial<PendingRelease>): Promise<Read | undefined> {
+    const version = await turns.take(`release:${entry._id.toHexString()}`, entry.version ?? 0, entry.readAt);
+    if (version === undefined) return undefined;
+    const readAt = Date.now();
+    await pending.updateOne({ _id: entry._id }, { $set: { ...changes, version } });
+    return { ...entry, ...changes, version, readAt };
   }
 
-  async function attempt(entry: PendingRelease): Promise<boolean> {
+  /** Takes a due entry for LEASE_MS; undefined when it is not due or another worker took it. */
+  function take(entry: Read): Promise<Read | undefined> {
+    if (entry.dueAt.getTime() > entry.readAt) return Promise.resolve(undefined);
+    return advance(entry, { dueAt: new Date(entry.readAt + LEASE_MS), attempts: (entry.attempts ?? 0) + 1 });
+  }
+
+  async function attempt(entry: Read): Promise<boolean> {
     // A note that (again) holds the key still needs the object: nothing to release.
     if (await notes.exists({ _id: entry.noteId, attachmentKey: entry.key })) {
       await pending.deleteOne({ _id: entry._id });
@@ -54,10 +65,8 @@ export function createReleaseOutbox({
       return true;
     } catch (err) {
       const backoff = Math.min(1000 * 2 ** entry.attempts, MAX_BACKOFF_MS);
-      await pending.updateOne(
-        { _id: entry._id },
-        { $set: { dueAt: new Date(Date.now() + backoff), lastError: String((err as Error).message) } },
-      );
+      // If this attempt outlived its hold, the lease runs out instead and the next pass retries.
+      await advance(entry, { dueAt: new Date(Date.now() + backoff), lastError: String((err as Error).message) });
       logger.warn(
         { key: entry.key, attempts: entry.attempts, err: String((err as Error).message) },
         'release failed; will retry',
@@ -73,18 +82,32 @@ export function createReleaseOutbox({
 
     /** Tries one entry now, without making the caller wait for files or storage. */
     releaseSoon(entry: PendingRelease): void {
-      void take(entry._id)
+      void take({ ...entry, readAt: Date.now() })
         .then((taken) => taken && attempt(taken))
         .catch((err: unknown) => logger.warn({ err }, 'immediate release failed; the outbox will retry'));
     },
 
-    /** Processes every due entry (at most `limit`); returns how many were released or dropped. */
+    /** Processes due entries (at most `limit`), oldest first; returns how many were released or dropped. */
     async drain(limit = 100): Promise<number> {
       let done = 0;
-      for (let i = 0; i < limit; i++) {
-        const entry = await take();
-        if (!entry) break;
-        if (await attempt(entry)) done += 1;
+      let tried = 0;
+      while (tried < limit) {
+        const readAt = Date.now();
+        const due = await pending
+          .find({ dueAt: trusted({ $lte: new Date(readAt) }) })
+          .sort({ dueAt: 1 })
+          .limit(Math.min(BATCH, limit - tried))
+          .lean<PendingRelease[]>();
+        let taken = 0;
+        for (const entry of due) {
+          const mine = await take({ ...entry, readAt });
+          if (!mine) continue;
+          taken += 1;
+          tried += 1;
+          if (await attempt(mine)) done += 1;
+        }
+        // Nothing due, or everything due was taken by another worker: this pass is done.
+        if (taken === 0) break;
       }
       return done;
     },

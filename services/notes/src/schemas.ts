@@ -13,6 +13,7 @@ export const messages = {
   attachmentKeyInvalid: 'attachmentKey must be an upload key from /upload-url, or null',
   noSupportedFields: 'No supported fields to update (title, body, attachmentKey)',
   notFound: 'Note not found',
+  concurrentChange: 'The note changed at the same time; try again',
   noAttachment: 'Note has no attachment',
   filesUnavailable: 'File service unavailable',
   createFailed: 'Failed to create note',

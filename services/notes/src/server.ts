@@ -7,7 +7,15 @@ void runService({
   name: 'notes',
   readConfig,
   build: async (deps) => {
-    const { app, outbox } = await createApp(deps);
-    return { app, onClose: startOutbox(outbox, deps.config.OUTBOX_INTERVAL, deps.logger) };
+    const { app, outbox, turns } = await createApp(deps);
+    const stopOutbox = startOutbox(outbox, deps.config.OUTBOX_INTERVAL, deps.logger);
+    const stopPruning = turns.startPruning();
+    return {
+      app,
+      onClose: async () => {
+        stopPruning();
+        await stopOutbox();
+      },
+    };
   },
 });

@@ -48,6 +48,38 @@ describe('attaching an uploaded file to a note', () => {
     expect(res.body.error).toContain('not been uploaded');
   });
 
+  it('when the title is 200 emoji (200 characters, 400 UTF-16 units), then the note is created and holds its key; at 201, then 400 {errors} and the key is still free to attach', async () => {
+    const fits = await upload(h, me);
+    const ok = await h.http
+      .post('/api/notes')
+      .set(me.auth)
+      .send({ title: '😀'.repeat(200), attachmentKey: fits });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ title: '😀'.repeat(200), attachmentKey: fits });
+
+    const tooLong = await upload(h, me);
+    const refused = await h.http
+      .post('/api/notes')
+      .set(me.auth)
+      .send({ title: '😀'.repeat(201), attachmentKey: tooLong });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ errors: [{ field: 'title', message: expect.any(String) }] });
+    // Nothing was claimed: the same key attaches to a valid note.
+    const later = await h.http.post('/api/notes').set(me.auth).send({ title: 'valid', attachmentKey: tooLong });
+    expect(later.status).toBe(201);
+  });
+
+  it('when an update sets a 200-emoji title with a new key, then 200 and the note holds the key', async () => {
+    const note = await h.http.post('/api/notes').set(me.auth).send({ title: 'short' }).expect(201);
+    const key = await upload(h, me);
+    const res = await h.http
+      .put(`/api/notes/${note.body._id}`)
+      .set(me.auth)
+      .send({ title: '😀'.repeat(200), attachmentKey: key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ title: '😀'.repeat(200), attachmentKey: key });
+  });
+
   it('when the same key is attached to a second note, then 400', async () => {
     const key = await upload(h, me);
     await h.http.post('/api/notes').set(me.auth).send({ title: 'one', attachmentKey: key }).expect(201);

@@ -72,6 +72,8 @@ export class FilesService {
 
 export interface NotesHarness {
   http: ReturnType<typeof api>;
+  /** The notes database, for a test's own connections to it (replicas). */
+  dbUrl: string;
   notes: NoteModel;
   pending: PendingReleaseModel;
   outbox: ReleaseOutbox;
@@ -103,6 +105,7 @@ export async function startNotes(file: string): Promise<NotesHarness> {
   const bucket = new ObjectStorage(testStorageSettings());
   return {
     http: api(app.callback()),
+    dbUrl: db.url,
     notes: noteModel(db.connection),
     pending: pendingReleaseModel(db.connection),
     outbox,

@@ -1,6 +1,6 @@
 import { type AppMiddleware, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, isMongoReady } from '@cs/mongo';
+import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { postModel } from './model';
 import { createPosts } from './posts';
@@ -17,9 +17,11 @@ export interface Deps {
 export async function createApp({ config, connection, logger, authenticate }: Deps) {
   const model = postModel(connection);
   await model.init();
-  return createServiceApp({
+  const turns = await createTurns(connection);
+  const app = createServiceApp({
     logger,
-    routers: [postRoutes(createPosts(model), { secret: config.JWT_SECRET, authenticate })],
+    routers: [postRoutes(createPosts(model, turns), { secret: config.JWT_SECRET, authenticate })],
     readiness: { database: () => isMongoReady(connection) },
   });
+  return { app, turns };
 }

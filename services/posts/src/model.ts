@@ -1,5 +1,5 @@
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
-import { POST_LIMITS, type PostStatus, STATUSES } from './schemas';
+import { type PostStatus, STATUSES } from './schemas';
 
 export interface PostRecord {
   _id: Types.ObjectId;
@@ -11,6 +11,8 @@ export interface PostRecord {
   publishedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Every update is the post's next version, taken as a turn (see posts.ts). */
+  version?: number;
 }
 
 /** A post as the API returns it. */
@@ -26,14 +28,20 @@ export interface Post {
   updatedAt: string;
 }
 
+/**
+ * Lengths and formats are checked before anything is written, by the request schemas
+ * (`@cs/contract`) and post-input.ts, which count characters as JSON Schema does: they are the one
+ * source of truth, so the model does not count again (in UTF-16 units, as it would).
+ */
 const postSchema = new Schema<PostRecord>(
   {
-    title: { type: String, required: true, trim: true, minlength: 1, maxlength: POST_LIMITS.titleMax },
-    body: { type: String, required: true, trim: true, minlength: POST_LIMITS.bodyMin, maxlength: POST_LIMITS.bodyMax },
+    title: { type: String, required: true, trim: true },
+    body: { type: String, required: true, trim: true },
     authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
     status: { type: String, enum: STATUSES, required: true, default: 'draft' },
     tags: { type: [String], default: [] },
     publishedAt: { type: Date, default: null },
+    version: { type: Number, default: 0 },
   },
   { timestamps: true, versionKey: false, strict: 'throw' },
 );

@@ -2,6 +2,7 @@
  * Turning what a client sent into what the domain accepts. Pure functions: no I/O, so every rule
  * of the contract's Limits table can be read (and tested) in one place.
  */
+import { characterCount } from '@cs/contract';
 import { HttpError } from '@cs/errors';
 import { messages, POST_LIMITS, type PostStatus, STATUSES, TAG } from './schemas';
 
@@ -47,10 +48,12 @@ export interface PostChanges {
 function text(value: unknown, field: 'title' | 'body'): string {
   if (typeof value !== 'string') throw new HttpError(400, `${field} must be a string`);
   const trimmed = value.trim();
-  if (field === 'title' && trimmed.length === 0) throw new HttpError(400, messages.titleRequired);
-  if (field === 'title' && trimmed.length > POST_LIMITS.titleMax) throw new HttpError(400, messages.titleTooLong);
-  if (field === 'body' && trimmed.length < POST_LIMITS.bodyMin) throw new HttpError(400, messages.bodyTooShort);
-  if (field === 'body' && trimmed.length > POST_LIMITS.bodyMax) throw new HttpError(400, messages.bodyTooLong);
+  // Counted as the create route's schema counts them, so both routes accept the same texts.
+  const length = characterCount(trimmed);
+  if (field === 'title' && length === 0) throw new HttpError(400, messages.titleRequired);
+  if (field === 'title' && length > POST_LIMITS.titleMax) throw new HttpError(400, messages.titleTooLong);
+  if (field === 'body' && length < POST_LIMITS.bodyMin) throw new HttpError(400, messages.bodyTooShort);
+  if (field === 'body' && length > POST_LIMITS.bodyMax) throw new HttpError(400, messages.bodyTooLong);
   return trimmed;
 }
 

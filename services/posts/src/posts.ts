@@ -1,8 +1,11 @@
 /**
  * The posts domain: every operation the routes call, and the internal publish operation. Returns
- * plain `Post` objects; mongoose documents never leave this module.
+ * plain `Post` objects; mongoose documents never leave this module. Every update of a post is its
+ * next version, taken as a turn (`@cs/mongo` turns), so a draft is published once, with one
+ * publishedAt, however many requests race for it, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
+import type { Turns } from '@cs/mongo';
 import type { QueryFilter } from 'mongoose';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
@@ -21,7 +24,36 @@ function notFound(): HttpError {
   return new HttpError(404, messages.notFound);
 }
 
-export function createPosts(posts: PostModel) {
+function alreadyPublished(): HttpError {
+  return new HttpError(409, messages.alreadyPublished);
+}
+
+function concurrentChange(): HttpError {
+  return new HttpError(409, messages.concurrentChange);
+}
+
+export function createPosts(posts: PostModel, turns: Turns) {
+  /** One write to the author's post, in its turn; anyone else's post is as good as missing. */
+  function writePost(
+    id: string,
+    authorId: string,
+    change: (current: PostRecord) => Partial<PostRecord>,
+  ): Promise<Post> {
+    return turns.writeInTurn(`post:${id}`, {
+      read: () => posts.findOne({ _id: id, authorId }).lean<PostRecord>(),
+      async write(current, version) {
+        // No projection: FerretDB does not implement it on findAndModify, and the schema is strict.
+        const record = await posts
+          .findOneAndUpdate({ _id: id }, { $set: { ...change(current), version } }, { returnDocument: 'after' })
+          .lean<PostRecord>();
+        if (!record) throw notFound();
+        return toPost(record);
+      },
+      missing: notFound,
+      busy: concurrentChange,
+    });
+  }
+
   return {
     /** Published posts, newest first, with the tag filter when given. Count and page run together. */
     async listPublished({ page, limit, tag }: ListQuery): Promise<PostPage> {
@@ -58,26 +90,13 @@ export function createPosts(posts: PostModel) {
       return toPost(record.toObject());
     },
 
-    /**
-     * Only the author's post matches. A change to published from draft also sets publishedAt,
-     * decided by the database (the filter on status), so two racing requests cannot both do it.
-     */
-    async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
-      // No projection: FerretDB does not implement it on findAndModify, and the schema is strict.
-      const options = { returnDocument: 'after', runValidators: true } as const;
-      let record: PostRecord | null = null;
-      if (changes.status === 'published') {
-        record = await posts
-          .findOneAndUpdate(
-            { _id: id, authorId, status: 'draft' },
-            { $set: { ...changes, publishedAt: new Date() } },
-            options,
-          )
-          .lean<PostRecord>();
-      }
-      record ??= await posts.findOneAndUpdate({ _id: id, authorId }, { $set: changes }, options).lean<PostRecord>();
-      if (!record) throw notFound();
-      return toPost(record);
+    /** Only the author's post. A change from draft to published also sets publishedAt. */
+    update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
+      return writePost(id, authorId, (current) =>
+        changes.status === 'published' && current.status === 'draft'
+          ? { ...changes, publishedAt: new Date() }
+          : changes,
+      );
     },
 
     /** Deletes the author's post if there is one; nothing tells whether there was. */
@@ -89,17 +108,11 @@ export function createPosts(posts: PostModel) {
      * The internal publish operation (not an endpoint): a draft becomes published when the user
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
-    async publish(postId: string, userId: string): Promise<Post> {
-      const record = await posts
-        .findOneAndUpdate(
-          { _id: postId, authorId: userId, status: 'draft' },
-          { $set: { status: 'published', publishedAt: new Date() } },
-          { returnDocument: 'after', runValidators: true },
-        )
-        .lean<PostRecord>();
-      if (record) return toPost(record);
-      const existing = await posts.exists({ _id: postId, authorId: userId });
-      throw existing ? new HttpError(409, messages.alreadyPublished) : notFound();
+    publish(postId: string, userId: string): Promise<Post> {
+      return writePost(postId, userId, (current) => {
+        if (current.status === 'published') throw alreadyPublished();
+        return { status: 'published', publishedAt: new Date() };
+      });
     },
   };
 }

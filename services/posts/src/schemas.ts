@@ -33,6 +33,7 @@ export const messages = {
   invalidStatus: 'Invalid status: must be draft or published',
   notFound: 'Post not found',
   alreadyPublished: 'Post is already published',
+  concurrentChange: 'The post changed at the same time; try again',
   fetchFailed: 'Failed to fetch posts',
   fetchOneFailed: 'Failed to fetch post',
   createFailed: 'Failed to create post',

@@ -5,5 +5,9 @@ import { readConfig } from './config';
 void runService({
   name: 'posts',
   readConfig,
-  build: async (deps) => ({ app: await createApp(deps) }),
+  build: async (deps) => {
+    const { app, turns } = await createApp(deps);
+    const stopPruning = turns.startPruning();
+    return { app, onClose: async () => stopPruning() };
+  },
 });

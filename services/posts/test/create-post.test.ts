@@ -71,6 +71,22 @@ describe('POST /api/posts', () => {
     expect(await h.model.countDocuments({ authorId: author.id })).toBe(before);
   });
 
+  it('when the title is 200 emoji (200 characters, 400 UTF-16 units), then 201; at 201 emoji, then 400 {errors}', async () => {
+    const ok = await h.http
+      .post('/api/posts')
+      .set(author.auth)
+      .send({ ...valid, title: '😀'.repeat(200) });
+    expect(ok.status).toBe(201);
+    expect(ok.body.title).toBe('😀'.repeat(200));
+
+    const refused = await h.http
+      .post('/api/posts')
+      .set(author.auth)
+      .send({ ...valid, title: '😀'.repeat(201) });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ errors: [{ field: 'title', message: 'title must be at most 200 characters' }] });
+  });
+
   it('when the body is exactly 10 characters after trimming, then 201', async () => {
     const res = await h.http.post('/api/posts').set(author.auth).send({ title: 'T', body: ' 0123456789 ' });
 

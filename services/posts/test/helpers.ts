@@ -15,13 +15,13 @@ export interface PostsHarness {
 export async function startPosts(file: string): Promise<PostsHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('posts');
-  const app = await createApp({
+  const { app, turns } = await createApp({
     config: { JWT_SECRET: TEST_JWT_SECRET },
     connection: db.connection,
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  return { http: api(app.callback()), model, posts: createPosts(model), db, logs };
+  return { http: api(app.callback()), model, posts: createPosts(model, turns), db, logs };
 }
 
 /** An author is any caller. */

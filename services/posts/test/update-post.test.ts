@@ -105,6 +105,23 @@ describe('PUT /api/posts/:id', () => {
     expect(await h.model.findById(id).lean()).toMatchObject({ title: 'Draft', body: 'Draft body text.' });
   });
 
+  it('when the title is 200 emoji (200 characters, as the create route counts them), then 200; at 201, then 400', async () => {
+    const id = await draft();
+    const ok = await h.http
+      .put(`/api/posts/${id}`)
+      .set(author.auth)
+      .send({ title: '😀'.repeat(200) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.title).toBe('😀'.repeat(200));
+
+    const refused = await h.http
+      .put(`/api/posts/${id}`)
+      .set(author.auth)
+      .send({ title: '😀'.repeat(201) });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ error: 'title must be at most 200 characters' });
+  });
+
   it('when another user updates the post, then 404 and nothing changes', async () => {
     const id = await draft();
     const res = await h.http

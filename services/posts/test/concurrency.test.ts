@@ -1,0 +1,71 @@
+/**
+ * Writes racing for one post, from three replicas of the posts service with their own
+ * connections to the run's real database (FerretDB by default, where a filtered update is not
+ * atomic): a draft is published exactly once, with one publishedAt.
+ */
+import { HttpError } from '@cs/errors';
+import { createTurns } from '@cs/mongo';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import mongoose, { type Connection } from 'mongoose';
+import { postModel } from '../src/model';
+import { createPosts, type Posts } from '../src/posts';
+import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
+
+let h: PostsHarness;
+const connections: Connection[] = [];
+const replicas: Posts[] = [];
+const author = newAuthor();
+
+beforeAll(async () => {
+  h = await startPosts(__filename);
+  for (let i = 0; i < 3; i++) {
+    const connection = await mongoose.createConnection(h.db.url).asPromise();
+    connections.push(connection);
+    replicas.push(createPosts(postModel(connection), await createTurns(connection)));
+  }
+});
+afterAll(async () => {
+  await Promise.all(connections.map((c) => c.close()));
+  await h.db.drop();
+});
+
+const replica = (i: number) => replicas[i % replicas.length] as Posts;
+
+describe('writes racing for one post', () => {
+  it('when nine internal publishes of one draft race across three replicas, then exactly one succeeds and the others are 409, for each of 20 drafts', async () => {
+    const ids = await seed(
+      h.model,
+      Array.from({ length: 20 }, () => ({ authorId: author.id, status: 'draft' as const })),
+    );
+    const seen: string[] = [];
+    for (const id of ids) {
+      const outcomes = await Promise.allSettled(Array.from({ length: 9 }, (_, i) => replica(i).publish(id, author.id)));
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const refused = outcomes.filter(
+        (o) => o.status === 'rejected' && o.reason instanceof HttpError && o.reason.status === 409,
+      );
+      const stored = await h.model.findById(id).lean();
+      const sameDate =
+        won[0]?.status === 'fulfilled' && won[0].value.publishedAt === stored?.publishedAt?.toISOString();
+      seen.push(`${won.length} published, ${refused.length} refused, stored date is the winner's: ${sameDate}`);
+    }
+    expect(seen).toEqual(ids.map(() => "1 published, 8 refused, stored date is the winner's: true"));
+  });
+
+  it('when eight updates to published race across three replicas, then all succeed and every answer carries the one publishedAt that was stored, for each of 10 drafts', async () => {
+    const ids = await seed(
+      h.model,
+      Array.from({ length: 10 }, () => ({ authorId: author.id, status: 'draft' as const })),
+    );
+    const seen: string[] = [];
+    for (const id of ids) {
+      const posts = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => replica(i).update(id, author.id, { status: 'published' })),
+      );
+      const stored = (await h.model.findById(id).lean())?.publishedAt?.toISOString();
+      const dates = new Set(posts.map((p) => p.publishedAt));
+      seen.push(`${posts.length} answers, ${dates.size} publishedAt, stored: ${dates.has(stored ?? 'none')}`);
+    }
+    expect(seen).toEqual(ids.map(() => '8 answers, 1 publishedAt, stored: true'));
+  });
+});
