@@ -20,6 +20,9 @@
  * - a turn older than STALE_MS whose version was never written belongs to a dead holder: the next
  *   writer skips past it to the version after. STALE_MS > 2 × HOLD_MS + the operation bound, so a
  *   holder that is only slow has given up (it never writes outside HOLD_MS) long before then.
+ * A holder that is alive but whose write failed (a timeout under load, say) gives its turn back,
+ * unless a fresh read shows the write landed after all: it marks the turn as long stale, and the
+ * next writer skips past it at once instead of being refused for STALE_MS.
  *
  * Turns older than an hour are pruned, by one replica at a time (the pruner takes a turn too).
  * Every lookup here is by `_id`, which every server answers from its index.
@@ -70,9 +73,15 @@ export interface Turns {
    */
   take(subject: string, version: number, readAt: number): Promise<number | undefined>;
   /**
+   * After the holder's write of `version` failed: gives the turn back (the next writer skips past
+   * it at once), unless `landed()` finds that version written after all. Never throws: a turn it
+   * could not give back goes stale after STALE_MS anyway.
+   */
+  giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void>;
+  /**
    * Reads, takes the next turn, and writes: the usual shape of one write to one document. A lost
    * turn means another writer got there first, so it reads again after a short pause (for that
-   * write to land), up to 8 times.
+   * write to land), up to 8 times. A failed write gives its turn back.
    */
   writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T>;
   /** Deletes turns older than an hour, unless another replica is doing it this hour. */
@@ -116,13 +125,29 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           throw steps.missing();
         }
         const version = await self.take(subject, doc.version ?? 0, readAt);
-        if (version !== undefined) return steps.write(doc, version);
+        if (version !== undefined) {
+          try {
+            return await steps.write(doc, version);
+          } catch (err) {
+            await self.giveBack(subject, version, async () => ((await steps.read())?.version ?? 0) >= version);
+            throw err;
+          }
+        }
         if (attempt === TRIES) {
           await steps.giveUp?.();
           throw steps.busy();
         }
         // Jittered, so writers that lost together do not collide again in step.
         await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+      }
+    },
+
+    async giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void> {
+      try {
+        if (await landed()) return;
+        await turns.updateOne({ _id: `${subject}@${version}` }, { $set: { at: new Date(0) } });
+      } catch {
+        // The turn goes stale after STALE_MS instead.
       }
     },
 

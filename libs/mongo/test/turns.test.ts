@@ -74,4 +74,54 @@ describe('turns', () => {
         .filter((id) => !id.startsWith('prune@')),
     ).toEqual(['recent@1']);
   });
+
+  it("when a holder's write failed and did not land, then its turn is given back and the next writer takes the one after at once; when it landed after all, then the turn is kept", async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version: number }>('given_back_docs');
+    await docs.insertMany([
+      { _id: 'lost', version: 0 },
+      { _id: 'landed', version: 0 },
+    ]);
+    const landed = (id: string, version: number) => async () =>
+      ((await docs.findOne({ _id: id }))?.version ?? 0) >= version;
+
+    expect(await turns.take('lost', 0, Date.now())).toBe(1);
+    // The write of version 1 failed: nothing was stored.
+    await turns.giveBack('lost', 1, landed('lost', 1));
+    expect(await turns.take('lost', 0, Date.now())).toBe(2);
+
+    expect(await turns.take('landed', 0, Date.now())).toBe(1);
+    // The write timed out but was applied.
+    await docs.updateOne({ _id: 'landed' }, { $set: { version: 1 } });
+    await turns.giveBack('landed', 1, landed('landed', 1));
+    expect(await turns.take('landed', 0, Date.now())).toBeUndefined();
+  });
+
+  it('when a write in turn fails, then writeInTurn gives the turn back and the next write goes through at once', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version?: number; n?: number }>('write_in_turn_docs');
+    await docs.insertOne({ _id: 'doc' });
+    const steps = (write: (version: number) => Promise<void>) => ({
+      read: () => docs.findOne({ _id: 'doc' }),
+      write: (_doc: unknown, version: number) => write(version),
+      missing: () => new Error('missing'),
+      busy: () => new Error('busy'),
+    });
+
+    await expect(
+      turns.writeInTurn(
+        'doc',
+        steps(async () => Promise.reject(new Error('write timed out'))),
+      ),
+    ).rejects.toThrow('write timed out');
+    const started = Date.now();
+    await turns.writeInTurn(
+      'doc',
+      steps(async (version) => {
+        await docs.updateOne({ _id: 'doc' }, { $set: { version, n: 1 } });
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 2, n: 1 });
+  });
 });

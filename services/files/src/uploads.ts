@@ -66,10 +66,16 @@ export function createUploads({
    * another claim, release or sweeper replica got there first, and nothing is written.
    */
   async function advance(record: Read, changes: Partial<UploadRecord>): Promise<Read | undefined> {
-    const version = await turns.take(`upload:${record.key}`, record.version ?? 0, record.readAt);
+    const subject = `upload:${record.key}`;
+    const version = await turns.take(subject, record.version ?? 0, record.readAt);
     if (version === undefined) return undefined;
     const readAt = Date.now();
-    await model.updateOne({ key: record.key }, { $set: { ...changes, version } });
+    try {
+      await model.updateOne({ key: record.key }, { $set: { ...changes, version } });
+    } catch (err) {
+      await turns.giveBack(subject, version, async () => ((await read(record.key))?.version ?? 0) >= version);
+      throw err;
+    }
     return { ...record, ...changes, version, readAt };
   }
 

@@ -38,10 +38,17 @@ export function createReleaseOutbox({
 }) {
   /** Writes `changes` as the entry's next version if this caller gets that turn. */
   async function advance(entry: Read, changes: Partial<PendingRelease>): Promise<Read | undefined> {
-    const version = await turns.take(`release:${entry._id.toHexString()}`, entry.version ?? 0, entry.readAt);
+    const subject = `release:${entry._id.toHexString()}`;
+    const version = await turns.take(subject, entry.version ?? 0, entry.readAt);
     if (version === undefined) return undefined;
     const readAt = Date.now();
-    await pending.updateOne({ _id: entry._id }, { $set: { ...changes, version } });
+    try {
+      await pending.updateOne({ _id: entry._id }, { $set: { ...changes, version } });
+    } catch (err) {
+      const landed = async () => ((await pending.findById(entry._id).lean<PendingRelease>())?.version ?? 0) >= version;
+      await turns.giveBack(subject, version, landed);
+      throw err;
+    }
     return { ...entry, ...changes, version, readAt };
   }
 
