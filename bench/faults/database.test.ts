@@ -24,6 +24,8 @@ afterAll(async () => {
 const ready = async () => (await fetch(`${f.system.gatewayUrl}/readyz`)).status;
 const ok = (o: Outcome) => o.status >= 200 && o.status < 300;
 const fastJson503 = (o: Outcome) => o.status === 503 && o.json && o.ms < 2000;
+/** The promise for a paused database: an answer, a JSON 503 or the result, within 2 s. */
+const PAUSED_ANSWER_BOUND_MS = 2000;
 
 it('when the MongoDB-protocol server is killed under load and started again, then 2xx or a JSON 503 within 2 s, readiness follows, and requests succeed again within 5 s without a restart', async () => {
   const pids = Object.values(f.system.processes).map((p) => p.child.pid);
@@ -94,7 +96,7 @@ it('when the MongoDB-protocol server is killed under load and started again, the
   expect(Object.values(f.system.processes).every((p) => p.child.process.exitCode === null)).toBe(true);
 });
 
-it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then requests get a JSON 503 within the timeouts, not a hang, and succeed again once it resumes', async () => {
+it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then every request is answered within 2 s, with a JSON 503 or its result, and succeeds again once it resumes', async () => {
   const pids = Object.values(f.system.processes).map((p) => p.child.pid);
   const mongoPid = f.mongo?.pid as number;
   const from = Date.now();
@@ -128,11 +130,10 @@ it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then reques
     writesVerified: verified.checked,
   });
 
-  // Nothing waits out the pause: an operation waits at most the socket timeout (3 s), a new
-  // connection at most the connect timeout (2 s), and the driver retries a timed-out read or
-  // write once (retryable reads and writes), so 6 s at worst (6.0 s is what runs show), then
-  // the answer is a JSON 503 (or the retry's answer, when the server came back).
-  expect(during.filter((o) => o.ms >= 7500)).toEqual([]);
+  // Nothing waits out the pause: every request is answered within 2 s, seen from the client. A
+  // database operation gives up within OPERATION_BOUND_MS (1.5 s, one attempt; see @cs/mongo),
+  // then the answer is a JSON 503. The rest of the 2 s is the hops and the service's work.
+  expect(during.filter((o) => o.ms >= PAUSED_ANSWER_BOUND_MS)).toEqual([]);
   expect(during.filter((o) => !ok(o) && !(o.status === 503 && o.json))).toEqual([]);
   expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);
   expect(recoveredAfterMs).toBeDefined();

@@ -1,30 +1,36 @@
 /**
  * One mongoose connection per service (never the global default), so a process or a test can
- * hold several databases. Commands are not buffered: when the server is away an operation fails
- * within the selection timeout (a 503), and when it stops answering, within the socket timeout,
- * instead of queueing until the client gives up.
+ * hold several databases. Commands are not buffered: when the server is away or stops answering,
+ * an operation fails (a JSON 503) within OPERATION_BOUND_MS instead of queueing.
+ *
+ * How the bound is made. The driver that mongoose 9 uses (mongodb 7.8) has no per-operation
+ * timeout: `timeoutMS` is accepted and ignored ("has no effect"), and its AbortSignal support is
+ * experimental and covers reads only. What it honours are per-attempt bounds, so every way one
+ * attempt can wait is bounded by ATTEMPT_MS: the reply on a pooled connection (socket timeout), a
+ * new connection's handshake (connect timeout), a free connection (wait-queue timeout), and a
+ * reachable server (selection timeout).
+ *
+ * The driver would retry a read once after any network error, a timeout included, which doubles
+ * the worst case. Measured under the fault tests' 4x load on two cores (FerretDB), some attempts
+ * of a healthy but busy server take over 800 ms, so two attempts that both fit in the 2 s promise
+ * for a paused database would turn that load into 503s (4 of 6,074 requests did, with 800 ms and
+ * the retry). One attempt of 1.5 s fits both. The retry is off: it does not fit. What it would have
+ * saved, a read on a connection the server reset when it restarted, costs one 503: the driver
+ * clears the pool on that first error, so the next requests use fresh connections.
  */
 import mongoose, { type Connection } from 'mongoose';
+
+export const ATTEMPT_MS = 1500;
+export const OPERATION_BOUND_MS = ATTEMPT_MS;
 
 export interface MongoOptions {
   /** How long an operation waits for a reachable server before failing. */
   serverSelectionTimeoutMS?: number;
-  /**
-   * How long an operation may wait for the server's reply. Without it, a server that stops
-   * answering without closing its connections (paused, or cut off by the network) holds every
-   * request until the client gives up; with it, they fail as 503 and the connections are
-   * replaced. Every query of ours takes milliseconds, so 3 s is far beyond a slow one.
-   */
+  /** How long one attempt waits for the server's reply before its connection is dropped. */
   socketTimeoutMS?: number;
-  /**
-   * How long opening a connection (TCP and the handshake) may take. A paused server's kernel
-   * still accepts connections, and the handshake then waits for ever without it.
-   */
+  /** How long opening a connection (TCP and the handshake) may take. */
   connectTimeoutMS?: number;
-  /**
-   * How long an operation may wait for a connection from the pool. The driver's default is for
-   * ever: while the server is paused, operations queued behind hung connections waited it out.
-   */
+  /** How long an operation may wait for a connection from the pool (the driver's default: for ever). */
   waitQueueTimeoutMS?: number;
   /** How long `connectMongo` keeps retrying the first connection. */
   startupTimeoutMs?: number;
@@ -40,10 +46,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
   const {
-    serverSelectionTimeoutMS = 1500,
-    socketTimeoutMS = 3000,
-    connectTimeoutMS = 2000,
-    waitQueueTimeoutMS = 3000,
+    serverSelectionTimeoutMS = ATTEMPT_MS,
+    socketTimeoutMS = ATTEMPT_MS,
+    connectTimeoutMS = ATTEMPT_MS,
+    waitQueueTimeoutMS = ATTEMPT_MS,
     startupTimeoutMs = 30_000,
     onRetry,
   } = options;
@@ -54,6 +60,7 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       socketTimeoutMS,
       connectTimeoutMS,
       waitQueueTimeoutMS,
+      retryReads: false,
       bufferCommands: false,
       autoIndex: true,
       maxPoolSize: 20,
