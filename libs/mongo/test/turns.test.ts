@@ -97,7 +97,7 @@ describe('turns', () => {
     expect(await turns.take('landed', 0, Date.now())).toBeUndefined();
   });
 
-  it('when a write in turn fails, then writeInTurn gives the turn back and the next write goes through at once', async () => {
+  it('when a write in turn fails, then writeInTurn gives the turn back and the next write goes through', async () => {
     const turns = await createTurns(db.connection);
     const docs = db.connection.collection<{ _id: string; version?: number; n?: number }>('write_in_turn_docs');
     await docs.insertOne({ _id: 'doc' });
@@ -114,14 +114,13 @@ describe('turns', () => {
         steps(async () => Promise.reject(new Error('write timed out'))),
       ),
     ).rejects.toThrow('write timed out');
-    const started = Date.now();
+    // Without the turn given back, this would lose every try to the failed write's turn: busy.
     await turns.writeInTurn(
       'doc',
       steps(async (version) => {
         await docs.updateOne({ _id: 'doc' }, { $set: { version, n: 1 } });
       }),
     );
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 2, n: 1 });
   });
 });
