@@ -105,26 +105,29 @@ export function createNotes({
         if (claimed) await releaseLater(first._id, authorId, nextKey);
       };
 
-      return writeNote(
-        id,
-        authorId,
-        async (current, version) => {
-          const previousKey = current.attachmentKey ?? null;
-          const keyChanges = nextKey !== undefined && nextKey !== previousKey;
-          // The note held this key when we began, and another write has replaced it since.
-          if (keyChanges && nextKey && !claimed) throw concurrentChange();
-          const updated = await notes
-            .findOneAndUpdate({ _id: id }, { $set: { ...changes, version } }, { returnDocument: 'after' })
-            .lean<NoteRecord>();
-          if (!updated) {
-            await releaseClaimed();
-            throw notFound();
-          }
-          if (keyChanges && previousKey) await releaseLater(current._id, authorId, previousKey);
-          return toNote(updated);
-        },
-        releaseClaimed,
-      );
+      const write = async (current: NoteRecord, version: number): Promise<Note> => {
+        const previousKey = current.attachmentKey ?? null;
+        const keyChanges = nextKey !== undefined && nextKey !== previousKey;
+        // The note held this key when we began, and another write has replaced it since.
+        if (keyChanges && nextKey && !claimed) throw concurrentChange();
+        const updated = await notes
+          .findOneAndUpdate({ _id: id }, { $set: { ...changes, version } }, { returnDocument: 'after' })
+          .lean<NoteRecord>();
+        if (!updated) {
+          await releaseClaimed();
+          throw notFound();
+        }
+        if (keyChanges && previousKey) await releaseLater(current._id, authorId, previousKey);
+        return toNote(updated);
+      };
+      try {
+        return await writeNote(id, authorId, write, releaseClaimed);
+      } catch (err) {
+        // 404 and 409 released the new key already; a failure of the database did not. Releasing
+        // is safe even if the write landed after all: the outbox never releases a key a note holds.
+        if (!(err instanceof HttpError)) await releaseClaimed().catch(() => undefined);
+        throw err;
+      }
     },
 
     /** The note goes at once; the key it held then is released right after, or later by the outbox. */
