@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs CI as CI runs it, N times in a row: each time a fresh clone of this repository's HEAD
+# (nothing but what its own files install), then `CI=true bash .ci/run`. Records each run's exit
+# code, wall time and closing counts, and stops at the first failure.
+#
+#   OUT=bench/results/ci-repeat.md bash scripts/ci-repeat.sh 5
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+runs="${1:-5}"
+out="${OUT:-}"
+work="${CI_REPEAT_DIR:-/tmp/ci-repeat}"
+report() { printf '%s\n' "$*"; [ -z "$out" ] || printf '%s\n' "$*" >>"$out"; }
+[ -z "$out" ] || { mkdir -p "$(dirname "$out")"; : >"$out"; }
+
+report "# $runs fresh-clone runs of .ci/run"
+report "commit $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
+report ""
+for i in $(seq 1 "$runs"); do
+  dir="$work/run-$i"
+  rm -rf "$dir"
+  mkdir -p "$work"
+  git clone -q "$root" "$dir"
+  started=$(date +%s)
+  (cd "$dir" && CI=true bash .ci/run </dev/null >"$work/run-$i.log" 2>&1)
+  code=$?
+  took=$(($(date +%s) - started))
+  counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/run-$i.log" | tail -1)
+  faults=$(grep -E '^Tests: ' "$work/run-$i.log" | tail -1 | tr -s ' ')
+  report "run $i: exit $code, $((took / 60)) min $((took % 60)) s; npm test: ${counts:-?}; faults: ${faults:-?}"
+  [ "$code" -eq 0 ] || { report "(log: $work/run-$i.log)"; exit 1; }
+  rm -rf "$dir"
+done
