@@ -252,6 +252,7 @@ export const openApiDocument = {
         pathId: POST_ID,
         body: ref('UpdatePost'),
         ok: { status: 200, description: 'The updated post.', schema: ref('Post') },
+        errors: ['Conflict'],
       }),
       delete: operation({
         id: 'deletePost',
@@ -305,6 +306,7 @@ export const openApiDocument = {
         auth: 'required',
         pathId: NOTE_ID,
         ok: { status: 204, description: 'Deleted.' },
+        errors: ['Conflict'],
       }),
     },
     '/notes/{id}/attachment': attachment('noteAttachment'),
