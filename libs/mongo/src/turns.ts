@@ -14,25 +14,34 @@
  * holder writes the document, and it writes `version: v+1` with its change, which is where the
  * next writer's turn comes from.
  *
- * Two time bounds keep this safe when a holder dies between its turn and its write (SIGKILL):
- * - a turn must be taken within HOLD_MS of reading the version it follows, and the holder writes
- *   right after taking it (each operation is itself bounded by the driver's timeouts);
- * - a turn older than STALE_MS whose version was never written belongs to a dead holder: the next
- *   writer skips past it to the version after. STALE_MS > 2 × HOLD_MS + the operation bound, so a
- *   holder that is only slow has given up (it never writes outside HOLD_MS) long before then.
- * A holder that is alive but whose write failed (a timeout under load, say) gives its turn back,
- * unless a fresh read shows the write landed after all: it marks the turn as long stale, and the
- * next writer skips past it at once instead of being refused for STALE_MS.
+ * Time bounds keep this safe when a holder dies between its turn and its write (SIGKILL), or its
+ * write fails:
+ * - a turn must be taken within HOLD_MS of reading the version it follows;
+ * - its holder issues the write at once (within WRITE_MS of the take), and one operation ends
+ *   within OPERATION_BOUND_MS (see bounds.ts);
+ * - a turn older than STALE_MS whose version was never written belongs to a holder that died or
+ *   gave up: the next writer skips past it to the version after. STALE_MS > HOLD_MS + WRITE_MS +
+ *   OPERATION_BOUND_MS: a writer that sees such a turn read the document after any write of that
+ *   holder's could have landed, so skipping past it never overwrites a write it did not read.
+ * - a holder that is alive but whose write failed (a timeout, the server gone) gives its turn
+ *   back, in the background and until the server answers, unless a read then shows the write
+ *   landed after all: it marks the turn as long stale, and the next writer skips past it at once.
+ *   A request never waits for that.
  *
  * Turns older than an hour are pruned, by one replica at a time (the pruner takes a turn too).
  * Every lookup here is by `_id`, which every server answers from its index.
  */
 import type { Connection } from 'mongoose';
+import { OPERATION_BOUND_MS } from './bounds';
 
-/** How long after reading a version its next turn may be taken. */
-export const HOLD_MS = 10_000;
-/** When an unwritten turn is taken to belong to a holder that died. */
-export const STALE_MS = 30_000;
+/** How long after reading a version (the read included) its next turn may be taken. */
+export const HOLD_MS = OPERATION_BOUND_MS + 1_000;
+/** How long after its take a holder may issue its write (it does so at once: this is slack). */
+const WRITE_MS = 1_000;
+/** When an unwritten turn is taken to belong to a holder that died or gave up. */
+export const STALE_MS = HOLD_MS + WRITE_MS + OPERATION_BOUND_MS + 2_500;
+/** How often a give-back is tried again while the server does not answer. */
+const GIVE_BACK_RETRY_MS = 250;
 /** Turns older than this are deleted: long past any straggler's HOLD_MS. */
 const KEEP_MS = 3_600_000;
 /** How many dead holders in a row one take will skip before it gives up. */
@@ -74,8 +83,9 @@ export interface Turns {
   take(subject: string, version: number, readAt: number): Promise<number | undefined>;
   /**
    * After the holder's write of `version` failed: gives the turn back (the next writer skips past
-   * it at once), unless `landed()` finds that version written after all. Never throws: a turn it
-   * could not give back goes stale after STALE_MS anyway.
+   * it at once), unless `landed()` finds that version written after all. Runs in the background:
+   * tried again every 250 ms while the server does not answer, until the turn is stale anyway.
+   * Never throws; the promise (for tests) settles when it is done.
    */
   giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void>;
   /**
@@ -129,7 +139,7 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           try {
             return await steps.write(doc, version);
           } catch (err) {
-            await self.giveBack(subject, version, async () => ((await steps.read())?.version ?? 0) >= version);
+            void self.giveBack(subject, version, async () => ((await steps.read())?.version ?? 0) >= version);
             throw err;
           }
         }
@@ -143,11 +153,15 @@ export async function createTurns(connection: Connection, collectionName = 'turn
     },
 
     async giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void> {
-      try {
-        if (await landed()) return;
-        await turns.updateOne({ _id: `${subject}@${version}` }, { $set: { at: new Date(0) } });
-      } catch {
-        // The turn goes stale after STALE_MS instead.
+      const until = Date.now() + STALE_MS;
+      while (Date.now() < until) {
+        try {
+          if (await landed()) return;
+          await turns.updateOne({ _id: `${subject}@${version}` }, { $set: { at: new Date(0) } });
+          return;
+        } catch {
+          await sleep(GIVE_BACK_RETRY_MS);
+        }
       }
     },
 

@@ -73,7 +73,7 @@ export function createUploads({
     try {
       await model.updateOne({ key: record.key }, { $set: { ...changes, version } });
     } catch (err) {
-      await turns.giveBack(subject, version, async () => ((await read(record.key))?.version ?? 0) >= version);
+      void turns.giveBack(subject, version, async () => ((await read(record.key))?.version ?? 0) >= version);
       throw err;
     }
     return { ...record, ...changes, version, readAt };
@@ -112,9 +112,10 @@ export function createUploads({
 
     /** The key was issued to this caller, is not yet attached, and its object is in storage. */
     async claim(ownerId: string, key: string) {
+      // Storage first, so the read below is followed by the record's turn at once.
+      const object = await storage.headObject(key);
       const record = await ownedRecord(ownerId, key);
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
-      const object = await storage.headObject(key);
       if (!object) throw new HttpError(409, messages.notUploaded);
       if (!(await advance(record, { state: 'attached', attachedAt: new Date() }))) {
         throw new HttpError(409, messages.notClaimable);

@@ -125,7 +125,8 @@ export function createNotes({
       } catch (err) {
         // 404 and 409 released the new key already; a failure of the database did not. Releasing
         // is safe even if the write landed after all: the outbox never releases a key a note holds.
-        if (!(err instanceof HttpError)) await releaseClaimed().catch(() => undefined);
+        // In the background: the database that just failed must not hold the answer longer.
+        if (!(err instanceof HttpError)) void releaseClaimed().catch(() => undefined);
         throw err;
       }
     },

@@ -46,7 +46,7 @@ export function createReleaseOutbox({
       await pending.updateOne({ _id: entry._id }, { $set: { ...changes, version } });
     } catch (err) {
       const landed = async () => ((await pending.findById(entry._id).lean<PendingRelease>())?.version ?? 0) >= version;
-      await turns.giveBack(subject, version, landed);
+      void turns.giveBack(subject, version, landed);
       throw err;
     }
     return { ...entry, ...changes, version, readAt };
