@@ -130,9 +130,9 @@ it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then every 
     writesVerified: verified.checked,
   });
 
-  // Nothing waits out the pause: every request is answered within 2 s, seen from the client. A
-  // database operation gives up within OPERATION_BOUND_MS (1.5 s, one attempt; see @cs/mongo),
-  // then the answer is a JSON 503. The rest of the 2 s is the hops and the service's work.
+  // Nothing waits out the pause: every request is answered within 2 s, seen from the client. The
+  // driver's heartbeat finds the silent server within UNRESPONSIVE_BOUND_MS (1.5 s; see
+  // @cs/mongo) and fails what waits on it: a JSON 503. The rest is the hops and the service's work.
   expect(during.filter((o) => o.ms >= PAUSED_ANSWER_BOUND_MS)).toEqual([]);
   expect(during.filter((o) => !ok(o) && !(o.status === 503 && o.json))).toEqual([]);
   expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);

@@ -1,34 +1,39 @@
 /**
  * One mongoose connection per service (never the global default), so a process or a test can
  * hold several databases. Commands are not buffered: when the server is away or stops answering,
- * an operation fails (a JSON 503) within OPERATION_BOUND_MS instead of queueing.
+ * an operation fails (a JSON 503) within UNRESPONSIVE_BOUND_MS (1.5 s) instead of queueing.
  *
- * How the bound is made. The driver that mongoose 9 uses (mongodb 7.8) has no per-operation
- * timeout: `timeoutMS` is accepted and ignored ("has no effect"), and its AbortSignal support is
- * experimental and covers reads only. What it honours are per-attempt bounds, so every way one
- * attempt can wait is bounded by ATTEMPT_MS: the reply on a pooled connection (socket timeout), a
- * new connection's handshake (connect timeout), a free connection (wait-queue timeout), and a
- * reachable server (selection timeout).
- *
- * The driver would retry a read once after any network error, a timeout included, which doubles
- * the worst case. Measured under the fault tests' 4x load on two cores (FerretDB), some attempts
- * of a healthy but busy server take over 800 ms, so two attempts that both fit in the 2 s promise
- * for a paused database would turn that load into 503s (4 of 6,074 requests did, with 800 ms and
- * the retry). One attempt of 1.5 s fits both. The retry is off: it does not fit. What it would have
- * saved, a read on a connection the server reset when it restarted, costs one 503: the driver
- * clears the pool on that first error, so the next requests use fresh connections.
+ * How. The driver that mongoose 9 uses (mongodb 7.8) has no per-operation timeout: `timeoutMS` is
+ * accepted and ignored ("has no effect"), and its AbortSignal support is experimental and covers
+ * reads only. A per-attempt socket timeout short enough for a paused server (measured: 800 ms,
+ * with the driver's one retry of reads) also cut off healthy operations of a busy server: under
+ * the fault tests' 4x load on two cores, FerretDB takes over 1.5 s for a few of them. A paused
+ * server and a busy one differ in one thing: the busy one still answers a `hello`. So the bound
+ * comes from the driver's own monitoring:
+ * - it checks the server every HEARTBEAT_MS, and a check that gets no answer within
+ *   CHECK_TIMEOUT_MS marks the server unknown and clears the pool, interrupting every operation
+ *   in flight on it (the driver labels that error InterruptInUseConnections);
+ * - an operation that starts then waits for a server at most CHECK_TIMEOUT_MS (selection), and a
+ *   new connection's handshake as long;
+ * - on a server that answers, one operation may take OPERATION_BOUND_MS (socket timeout), and so
+ *   may the wait for a pooled connection: a safety net for a query that never returns.
+ * The driver would retry a read once after such an error, after waiting for a server again: that
+ * does not fit in the 2 s promise, so retryReads is off. What the retry would have saved, a read
+ * on a connection the restarted server reset, costs one 503: the pool is cleared on that error.
  */
 import mongoose, { type Connection } from 'mongoose';
+import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
 
-export const ATTEMPT_MS = 1500;
-export const OPERATION_BOUND_MS = ATTEMPT_MS;
+export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
 
 export interface MongoOptions {
+  /** How often the driver checks that the server answers. */
+  heartbeatFrequencyMS?: number;
   /** How long an operation waits for a reachable server before failing. */
   serverSelectionTimeoutMS?: number;
   /** How long one attempt waits for the server's reply before its connection is dropped. */
   socketTimeoutMS?: number;
-  /** How long opening a connection (TCP and the handshake) may take. */
+  /** How long opening a connection (TCP and the handshake), and one heartbeat check, may take. */
   connectTimeoutMS?: number;
   /** How long an operation may wait for a connection from the pool (the driver's default: for ever). */
   waitQueueTimeoutMS?: number;
@@ -46,16 +51,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
   const {
-    serverSelectionTimeoutMS = ATTEMPT_MS,
-    socketTimeoutMS = ATTEMPT_MS,
-    connectTimeoutMS = ATTEMPT_MS,
-    waitQueueTimeoutMS = ATTEMPT_MS,
+    heartbeatFrequencyMS = HEARTBEAT_MS,
+    serverSelectionTimeoutMS = CHECK_TIMEOUT_MS,
+    socketTimeoutMS = OPERATION_BOUND_MS,
+    connectTimeoutMS = CHECK_TIMEOUT_MS,
+    waitQueueTimeoutMS = OPERATION_BOUND_MS,
     startupTimeoutMs = 30_000,
     onRetry,
   } = options;
   const deadline = Date.now() + startupTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     const connection = mongoose.createConnection(url, {
+      heartbeatFrequencyMS,
       serverSelectionTimeoutMS,
       socketTimeoutMS,
       connectTimeoutMS,
