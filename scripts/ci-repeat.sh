@@ -27,6 +27,8 @@ for i in $(seq 1 "$runs"); do
   counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$work/run-$i.log" | tail -1)
   faults=$(grep -E '^Tests: ' "$work/run-$i.log" | tail -1 | tr -s ' ')
   report "run $i: exit $code, $((took / 60)) min $((took % 60)) s; npm test: ${counts:-?}; faults: ${faults:-?}"
+  # The fault tests' figures of each run (bench/results/faults.{json,md} in the clone).
+  for f in faults.json faults.md; do cp "$dir/bench/results/$f" "$work/run-$i-$f" 2>/dev/null; done
   [ "$code" -eq 0 ] || { report "(log: $work/run-$i.log)"; exit 1; }
   rm -rf "$dir"
 done
