@@ -23,6 +23,7 @@
  */
 import mongoose, { type Connection } from 'mongoose';
 import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
+import { sleep } from './sleep';
 
 export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
 
@@ -45,8 +46,6 @@ export interface MongoOptions {
 // Operator objects in filters are refused even if a check upstream missed one.
 mongoose.set('sanitizeFilter', true);
 mongoose.set('strictQuery', true);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {

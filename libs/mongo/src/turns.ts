@@ -16,40 +16,47 @@
  *
  * Time bounds keep this safe when a holder dies between its turn and its write (SIGKILL), or its
  * write fails:
- * - a turn must be taken within HOLD_MS of reading the version it follows;
- * - its holder issues the write at once (within WRITE_MS of the take), and one operation ends
- *   within OPERATION_BOUND_MS (see bounds.ts);
- * - a turn older than STALE_MS whose version was never written belongs to a holder that died or
- *   gave up: the next writer skips past it to the version after. STALE_MS > HOLD_MS + WRITE_MS +
- *   OPERATION_BOUND_MS: a writer that sees such a turn read the document after any write of that
- *   holder's could have landed, so skipping past it never overwrites a write it did not read.
- * - a holder that is alive but whose write failed (a timeout, the server gone) gives its turn
- *   back, in the background and until the server answers, unless a read then shows the write
- *   landed after all: it marks the turn as long stale, and the next writer skips past it at once.
- *   A request never waits for that.
+ * - a turn must be taken within HOLD_MS of the read it follows, and its holder issues the write at
+ *   once; that write lands, if at all, within LANDING_MS of the turn;
+ * - a turn taken STALE_MS (> LANDING_MS) before a writer's read, and never written, belongs to a
+ *   holder that died or gave up: anything it wrote landed before that read, so the writer skips
+ *   past it to the version after (as many such turns as there are);
+ * - a holder that is alive but whose write failed gives its turn back, in the background and
+ *   until the server answers, unless a read then shows the write landed after all: it marks the
+ *   turn as long stale. A request never waits for that.
+ * And every write also names the version it read in its filter, and counts as not written when
+ * that matched nothing: atomic on MongoDB, and on FerretDB it closes all but the inside of one
+ * command, should a write land later than the bounds above allow (a paused server that resumes).
+ * A decision that refuses the write (a post already published, say) is made in `check`, before
+ * the turn, so a refusal never uses one up.
  *
- * Turns older than an hour are pruned, by one replica at a time (the pruner takes a turn too).
+ * Turns older than an hour are pruned, by one replica an hour (it inserts `prune@<hour>` first).
  * Every lookup here is by `_id`, which every server answers from its index.
  */
 import type { Connection } from 'mongoose';
 import { OPERATION_BOUND_MS } from './bounds';
+import { sleep } from './sleep';
 
 /** How long after reading a version (the read included) its next turn may be taken. */
 export const HOLD_MS = OPERATION_BOUND_MS + 1_000;
 /** How long after its take a holder may issue its write (it does so at once: this is slack). */
 const WRITE_MS = 1_000;
-/** When an unwritten turn is taken to belong to a holder that died or gave up. */
-export const STALE_MS = HOLD_MS + WRITE_MS + OPERATION_BOUND_MS + 2_500;
+/**
+ * The longest a holder's write can still land after its turn was taken: issued within WRITE_MS,
+ * then a wait for a pooled connection and the operation itself, each up to OPERATION_BOUND_MS.
+ */
+const LANDING_MS = WRITE_MS + 2 * OPERATION_BOUND_MS;
+/**
+ * An unwritten turn taken this long before a writer's read belongs to a holder that died or gave
+ * up: anything it wrote had landed before that read, so the writer may skip past it.
+ */
+export const STALE_MS = LANDING_MS + 2_000;
 /** How often a give-back is tried again while the server does not answer. */
 const GIVE_BACK_RETRY_MS = 250;
 /** Turns older than this are deleted: long past any straggler's HOLD_MS. */
 const KEEP_MS = 3_600_000;
-/** How many dead holders in a row one take will skip before it gives up. */
-const MAX_SKIPS = 5;
 /** How many times writeInTurn reads again after losing a turn: one per writer it may queue behind. */
 const TRIES = 8;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface TurnDoc {
   _id: string;
@@ -58,14 +65,20 @@ interface TurnDoc {
 
 /** A document whose writes go through turns. Documents from before turns have no version: 0. */
 export interface Versioned {
-  version?: number;
+  version?: number | null;
 }
 
 export interface TurnSteps<D extends Versioned, T> {
   /** Reads the document; null when there is none (for this caller). */
   read(): Promise<D | null>;
-  /** Writes the change, storing `version`; runs only while this caller holds that turn. */
-  write(doc: D, version: number): Promise<T>;
+  /** Refuses the write (throws) when the document as read does not allow it: before the turn. */
+  check?(doc: D): void;
+  /**
+   * Writes the change, storing `version`, with the version read (`doc.version ?? null`) in its
+   * filter; runs only while this caller holds that turn. Returns null when that filter matched
+   * nothing: the document moved on (or is gone), and it is read again.
+   */
+  write(doc: D, version: number): Promise<T | null>;
   /** The error when there is no document. */
   missing(): Error;
   /** The error when other writers kept the turn through every try. */
@@ -89,6 +102,19 @@ export interface Turns {
    */
   giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void>;
   /**
+   * Takes the turn after `version` (read at `readAt`) and runs `write` with the version to store
+   * (`write` filters on the version read and returns null when that matched nothing). When `write`
+   * fails or matched nothing, the turn is given back, unless `currentVersion()` shows it landed.
+   * Returns the version written and what `write` returned, or undefined when it was not written.
+   */
+  advance<T>(
+    subject: string,
+    version: number,
+    readAt: number,
+    write: (version: number) => Promise<T | null>,
+    currentVersion: () => Promise<number>,
+  ): Promise<{ version: number; result: T } | undefined>;
+  /**
    * Reads, takes the next turn, and writes: the usual shape of one write to one document. A lost
    * turn means another writer got there first, so it reads again after a short pause (for that
    * write to land), up to 8 times. A failed write gives its turn back.
@@ -111,8 +137,7 @@ export async function createTurns(connection: Connection, collectionName = 'turn
 
   const self: Turns = {
     async take(subject: string, version: number, readAt: number): Promise<number | undefined> {
-      for (let next = version + 1; next <= version + 1 + MAX_SKIPS; next++) {
-        if (Date.now() - readAt > HOLD_MS) return undefined;
+      for (let next = version + 1; Date.now() - readAt <= HOLD_MS; next++) {
         try {
           await turns.insertOne({ _id: `${subject}@${next}`, at: new Date() });
           return next;
@@ -120,8 +145,8 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           if (!isDuplicateKey(err)) throw err;
         }
         const holder = await turns.findOne({ _id: `${subject}@${next}` });
-        // Gone (pruned) or alive: either way not ours now; the caller reads again.
-        if (!holder || Date.now() - holder.at.getTime() < STALE_MS) return undefined;
+        // Gone (pruned), or taken too close to our read to be skipped: the caller reads again.
+        if (!holder || holder.at.getTime() > readAt - STALE_MS) return undefined;
       }
       return undefined;
     },
@@ -134,15 +159,10 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           await steps.giveUp?.();
           throw steps.missing();
         }
-        const version = await self.take(subject, doc.version ?? 0, readAt);
-        if (version !== undefined) {
-          try {
-            return await steps.write(doc, version);
-          } catch (err) {
-            void self.giveBack(subject, version, async () => ((await steps.read())?.version ?? 0) >= version);
-            throw err;
-          }
-        }
+        steps.check?.(doc);
+        const currentVersion = async () => (await steps.read())?.version ?? 0;
+        const done = await self.advance(subject, doc.version ?? 0, readAt, (v) => steps.write(doc, v), currentVersion);
+        if (done) return done.result;
         if (attempt === TRIES) {
           await steps.giveUp?.();
           throw steps.busy();
@@ -150,6 +170,30 @@ export async function createTurns(connection: Connection, collectionName = 'turn
         // Jittered, so writers that lost together do not collide again in step.
         await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
       }
+    },
+
+    async advance<T>(
+      subject: string,
+      version: number,
+      readAt: number,
+      write: (version: number) => Promise<T | null>,
+      currentVersion: () => Promise<number>,
+    ): Promise<{ version: number; result: T } | undefined> {
+      const next = await self.take(subject, version, readAt);
+      if (next === undefined) return undefined;
+      const landed = async () => (await currentVersion()) >= next;
+      let result: T | null;
+      try {
+        result = await write(next);
+      } catch (err) {
+        void self.giveBack(subject, next, landed);
+        throw err;
+      }
+      if (result === null) {
+        void self.giveBack(subject, next, landed);
+        return undefined;
+      }
+      return { version: next, result };
     },
 
     async giveBack(subject: string, version: number, landed: () => Promise<boolean>): Promise<void> {
@@ -168,7 +212,12 @@ export async function createTurns(connection: Connection, collectionName = 'turn
     async prune(): Promise<number> {
       const now = Date.now();
       const hour = Math.floor(now / KEEP_MS);
-      if ((await self.take('prune', hour, now)) === undefined) return 0;
+      try {
+        await turns.insertOne({ _id: `prune@${hour}`, at: new Date(now) });
+      } catch (err) {
+        if (isDuplicateKey(err)) return 0; // another replica prunes this hour
+        throw err;
+      }
       const { deletedCount } = await turns.deleteMany({ at: { $lt: new Date(now - KEEP_MS) } });
       return deletedCount;
     },

@@ -123,4 +123,59 @@ describe('turns', () => {
     );
     expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 2, n: 1 });
   });
+
+  it('when eight turns in a row were given back, then the next writer walks past all of them', async () => {
+    const turns = await createTurns(db.connection);
+    for (let i = 1; i <= 8; i++) {
+      expect(await turns.take('given-back-8', 0, Date.now())).toBe(i);
+      await turns.giveBack('given-back-8', i, async () => false);
+    }
+    expect(await turns.take('given-back-8', 0, Date.now())).toBe(9);
+  });
+
+  it('when a write names the version it read and the document moved on since, then nothing is written and the turn is given back', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version: number; by: string }>('moved_on_docs');
+    await docs.insertOne({ _id: 'doc', version: 0, by: 'nobody' });
+    const readAt = Date.now();
+    // Another writer moves the document on after our read (as a late write would).
+    await docs.updateOne({ _id: 'doc' }, { $set: { version: 3, by: 'other' } });
+
+    const done = await turns.advance(
+      'moved-on',
+      0,
+      readAt,
+      async (version) => {
+        const { matchedCount } = await docs.updateOne({ _id: 'doc', version: 0 }, { $set: { version, by: 'us' } });
+        return matchedCount > 0 ? true : null;
+      },
+      async () => (await docs.findOne({ _id: 'doc' }))?.version ?? 0,
+    );
+
+    expect(done).toBeUndefined();
+    expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 3, by: 'other' });
+  });
+
+  it('when check refuses a write, then no turn is used: eight refusals, and the next write is version 1', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version?: number | null }>('refused_docs');
+    await docs.insertOne({ _id: 'doc' });
+    const steps = (refuse: boolean) => ({
+      read: () => docs.findOne({ _id: 'doc' }),
+      check: () => {
+        if (refuse) throw new Error('refused');
+      },
+      write: async (doc: { version?: number | null }, version: number) => {
+        const { matchedCount } = await docs.updateOne(
+          { _id: 'doc', version: doc.version ?? null },
+          { $set: { version } },
+        );
+        return matchedCount > 0 ? version : null;
+      },
+      missing: () => new Error('missing'),
+      busy: () => new Error('busy'),
+    });
+    for (let i = 0; i < 8; i++) await expect(turns.writeInTurn('refused', steps(true))).rejects.toThrow('refused');
+    expect(await turns.writeInTurn('refused', steps(false))).toBe(1);
+  });
 });

@@ -66,17 +66,18 @@ export function createUploads({
    * another claim, release or sweeper replica got there first, and nothing is written.
    */
   async function advance(record: Read, changes: Partial<UploadRecord>): Promise<Read | undefined> {
-    const subject = `upload:${record.key}`;
-    const version = await turns.take(subject, record.version ?? 0, record.readAt);
-    if (version === undefined) return undefined;
-    const readAt = Date.now();
-    try {
-      await model.updateOne({ key: record.key }, { $set: { ...changes, version } });
-    } catch (err) {
-      void turns.giveBack(subject, version, async () => ((await read(record.key))?.version ?? 0) >= version);
-      throw err;
-    }
-    return { ...record, ...changes, version, readAt };
+    const done = await turns.advance(
+      `upload:${record.key}`,
+      record.version ?? 0,
+      record.readAt,
+      async (version) => {
+        const filter = { key: record.key, version: record.version ?? null };
+        const { matchedCount } = await model.updateOne(filter, { $set: { ...changes, version } });
+        return matchedCount > 0 ? true : null;
+      },
+      async () => (await read(record.key))?.version ?? 0,
+    );
+    return done && { ...record, ...changes, version: done.version, readAt: Date.now() };
   }
 
   /** Takes a record into `releasing` (with a lease), deletes its object, and marks it released. */
@@ -94,7 +95,8 @@ export function createUploads({
       await advance(taken, { lockedUntil: new Date() });
       throw err;
     }
-    // A holder slower than its lease finds its turn taken by the sweeper, which finishes instead.
+    // A holder that outlived its hold time cannot take this turn: the record stays `releasing`
+    // until its lease runs out, and the sweeper finishes the release then.
     await advance(taken, { state: 'released', releasedAt: new Date() });
     return true;
   }

@@ -47,19 +47,24 @@ export function createNotes({
     outbox.releaseSoon(await outbox.enqueue(noteId, ownerId, key));
   }
 
-  /** One write to the caller's note, in its turn (see `@cs/mongo` turns). */
+  /**
+   * One write to the caller's note, in its turn (see `@cs/mongo` turns): `check` may refuse before
+   * the turn; `write` filters on the version read and returns null when that matched nothing.
+   */
   function writeNote<T>(
     id: string,
     authorId: string,
-    write: (current: NoteRecord, version: number) => Promise<T>,
-    giveUp?: () => Promise<void>,
+    steps: {
+      check?: (current: NoteRecord) => void;
+      write: (current: NoteRecord, version: number) => Promise<T | null>;
+      giveUp?: () => Promise<void>;
+    },
   ): Promise<T> {
     return turns.writeInTurn(`note:${id}`, {
       read: () => notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>(),
-      write,
+      ...steps,
       missing: notFound,
       busy: concurrentChange,
-      giveUp,
     });
   }
 
@@ -105,23 +110,28 @@ export function createNotes({
         if (claimed) await releaseLater(first._id, authorId, nextKey);
       };
 
-      const write = async (current: NoteRecord, version: number): Promise<Note> => {
-        const previousKey = current.attachmentKey ?? null;
-        const keyChanges = nextKey !== undefined && nextKey !== previousKey;
+      const keyChangesFrom = (current: NoteRecord) =>
+        nextKey !== undefined && nextKey !== (current.attachmentKey ?? null);
+      const check = (current: NoteRecord) => {
         // The note held this key when we began, and another write has replaced it since.
-        if (keyChanges && nextKey && !claimed) throw concurrentChange();
+        if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
+      };
+      const write = async (current: NoteRecord, version: number): Promise<Note | null> => {
         const updated = await notes
-          .findOneAndUpdate({ _id: id }, { $set: { ...changes, version } }, { returnDocument: 'after' })
+          .findOneAndUpdate(
+            { _id: id, version: current.version ?? null },
+            { $set: { ...changes, version } },
+            { returnDocument: 'after' },
+          )
           .lean<NoteRecord>();
-        if (!updated) {
-          await releaseClaimed();
-          throw notFound();
+        if (!updated) return null;
+        if (keyChangesFrom(current) && current.attachmentKey) {
+          await releaseLater(current._id, authorId, current.attachmentKey);
         }
-        if (keyChanges && previousKey) await releaseLater(current._id, authorId, previousKey);
         return toNote(updated);
       };
       try {
-        return await writeNote(id, authorId, write, releaseClaimed);
+        return await writeNote(id, authorId, { check, write, giveUp: releaseClaimed });
       } catch (err) {
         // 404 and 409 released the new key already; a failure of the database did not. Releasing
         // is safe even if the write landed after all: the outbox never releases a key a note holds.
@@ -133,12 +143,17 @@ export function createNotes({
 
     /** The note goes at once; the key it held then is released right after, or later by the outbox. */
     async remove(id: string, authorId: string): Promise<void> {
-      await writeNote(id, authorId, async (current) => {
-        const entry = current.attachmentKey
-          ? await outbox.enqueue(current._id, authorId, current.attachmentKey)
-          : undefined;
-        await notes.deleteOne({ _id: id });
-        if (entry) outbox.releaseSoon(entry);
+      await writeNote(id, authorId, {
+        async write(current) {
+          const entry = current.attachmentKey
+            ? await outbox.enqueue(current._id, authorId, current.attachmentKey)
+            : undefined;
+          const { deletedCount } = await notes.deleteOne({ _id: id, version: current.version ?? null });
+          // Not deleted: the note moved on. The entry stays, and is dropped while a note holds the key.
+          if (deletedCount === 0) return null;
+          if (entry) outbox.releaseSoon(entry);
+          return true;
+        },
       });
     },
 

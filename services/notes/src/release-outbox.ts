@@ -38,18 +38,18 @@ export function createReleaseOutbox({
 }) {
   /** Writes `changes` as the entry's next version if this caller gets that turn. */
   async function advance(entry: Read, changes: Partial<PendingRelease>): Promise<Read | undefined> {
-    const subject = `release:${entry._id.toHexString()}`;
-    const version = await turns.take(subject, entry.version ?? 0, entry.readAt);
-    if (version === undefined) return undefined;
-    const readAt = Date.now();
-    try {
-      await pending.updateOne({ _id: entry._id }, { $set: { ...changes, version } });
-    } catch (err) {
-      const landed = async () => ((await pending.findById(entry._id).lean<PendingRelease>())?.version ?? 0) >= version;
-      void turns.giveBack(subject, version, landed);
-      throw err;
-    }
-    return { ...entry, ...changes, version, readAt };
+    const done = await turns.advance(
+      `release:${entry._id.toHexString()}`,
+      entry.version ?? 0,
+      entry.readAt,
+      async (version) => {
+        const filter = { _id: entry._id, version: entry.version ?? null };
+        const { matchedCount } = await pending.updateOne(filter, { $set: { ...changes, version } });
+        return matchedCount > 0 ? true : null;
+      },
+      async () => (await pending.findById(entry._id).lean<PendingRelease>())?.version ?? 0,
+    );
+    return done && { ...entry, ...changes, version: done.version, readAt: Date.now() };
   }
 
   /** Takes a due entry for LEASE_MS; undefined when it is not due or another worker took it. */

@@ -33,21 +33,29 @@ function concurrentChange(): HttpError {
 }
 
 export function createPosts(posts: PostModel, turns: Turns) {
-  /** One write to the author's post, in its turn; anyone else's post is as good as missing. */
+  /**
+   * One write to the author's post, in its turn; anyone else's post is as good as missing.
+   * `check` refuses before the turn is taken.
+   */
   function writePost(
     id: string,
     authorId: string,
     change: (current: PostRecord) => Partial<PostRecord>,
+    check?: (current: PostRecord) => void,
   ): Promise<Post> {
     return turns.writeInTurn(`post:${id}`, {
       read: () => posts.findOne({ _id: id, authorId }).lean<PostRecord>(),
+      check,
       async write(current, version) {
         // No projection: FerretDB does not implement it on findAndModify, and the schema is strict.
         const record = await posts
-          .findOneAndUpdate({ _id: id }, { $set: { ...change(current), version } }, { returnDocument: 'after' })
+          .findOneAndUpdate(
+            { _id: id, version: current.version ?? null },
+            { $set: { ...change(current), version } },
+            { returnDocument: 'after' },
+          )
           .lean<PostRecord>();
-        if (!record) throw notFound();
-        return toPost(record);
+        return record ? toPost(record) : null;
       },
       missing: notFound,
       busy: concurrentChange,
@@ -109,10 +117,14 @@ export function createPosts(posts: PostModel, turns: Turns) {
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
     publish(postId: string, userId: string): Promise<Post> {
-      return writePost(postId, userId, (current) => {
-        if (current.status === 'published') throw alreadyPublished();
-        return { status: 'published', publishedAt: new Date() };
-      });
+      return writePost(
+        postId,
+        userId,
+        () => ({ status: 'published', publishedAt: new Date() }),
+        (current) => {
+          if (current.status === 'published') throw alreadyPublished();
+        },
+      );
     },
   };
 }

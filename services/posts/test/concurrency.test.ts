@@ -68,4 +68,13 @@ describe('writes racing for one post', () => {
     }
     expect(seen).toEqual(ids.map(() => '8 answers, 1 publishedAt, stored: true'));
   });
+
+  it('when a published post is published again eight times, then each is 409 and the author can still update it', async () => {
+    const [id] = (await seed(h.model, [{ authorId: author.id, status: 'published' }])) as [string];
+    for (let i = 0; i < 8; i++) {
+      await expect(replica(i).publish(id, author.id)).rejects.toMatchObject({ status: 409 });
+    }
+    const updated = await replica(0).update(id, author.id, { title: 'Still writable' });
+    expect(updated.title).toBe('Still writable');
+  });
 });
