@@ -72,8 +72,18 @@ function newEmail(label: string): string {
   return `${label}-${suite}-${randomBytes(3).toString('hex')}@example.com`;
 }
 
+/**
+ * Follows a link inside the app, then waits for the screen it leads to. The app renders on
+ * `hashchange`, a task after the click, so without the wait the next `fill` can land in a field of
+ * the screen being left (My posts and Notes both have a Title) and be lost with it.
+ */
+async function follow(link: string, heading: string): Promise<void> {
+  await page.getByRole('link', { name: link, exact: true }).click();
+  await page.getByRole('heading', { name: heading, exact: true, level: 1 }).waitFor();
+}
+
 async function register(email: string): Promise<void> {
-  await page.getByRole('link', { name: 'Register' }).click();
+  await follow('Register', 'Create an account');
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill('correct horse battery');
   await page.getByRole('button', { name: 'Create account' }).click();
@@ -117,7 +127,7 @@ describe('the web client, in Chromium, against the real system', () => {
     await item.getByRole('heading', { name: `${title} (edited)` }).waitFor();
 
     // Found by its tag among the published posts, and opened.
-    await page.getByRole('link', { name: 'Posts', exact: true }).click();
+    await follow('Posts', 'Posts');
     await page.getByRole('textbox', { name: 'Tag' }).fill(tag);
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('heading', { name: `Posts tagged #${tag}` }).waitFor();
@@ -130,7 +140,7 @@ describe('the web client, in Chromium, against the real system', () => {
     await screenshot(page, '04-one-post');
 
     // Unpublish it, then delete it (the confirm dialog is accepted).
-    await page.getByRole('link', { name: 'My posts' }).click();
+    await follow('My posts', 'My posts');
     await item.getByRole('button', { name: 'Unpublish' }).click();
     await item.locator('.badge', { hasText: 'Draft' }).waitFor();
     const published = await fetch(`${origin}/api/posts?tag=${tag}`);
@@ -142,7 +152,7 @@ describe('the web client, in Chromium, against the real system', () => {
     const finished: Request[] = [];
     page.on('requestfinished', (request) => finished.push(request));
     const bytes = randomBytes(384 * 1024);
-    await page.getByRole('link', { name: 'Notes' }).click();
+    await follow('Notes', 'Notes');
     await page.getByLabel('Title').fill('Scan of the receipt');
     await page.getByLabel('Text').fill('Kept for the tax return.');
     await page
@@ -274,7 +284,7 @@ describe('the web client, in Chromium, against the real system', () => {
   it('when storage does not allow the page’s origin, the upload fails visibly and no note is saved', async () => {
     await openPage(`${origin.replace('127.0.0.1', 'localhost')}/`);
     await register(newEmail('cors'));
-    await page.getByRole('link', { name: 'Notes' }).click();
+    await follow('Notes', 'Notes');
     await page.getByLabel('Title').fill('Should not be saved');
     await page.getByLabel('Attachment (optional)').setInputFiles({
       name: 'a.txt',
@@ -296,14 +306,14 @@ describe('the web client, in Chromium, against the real system', () => {
     await register(email);
     await page.getByRole('button', { name: 'Log out' }).click();
 
-    await page.getByRole('link', { name: 'Log in' }).click();
+    await follow('Log in', 'Log in');
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('alert').getByText('Invalid credentials.').waitFor();
     await screenshot(page, '08-login-refused');
 
-    await page.getByRole('link', { name: 'Create an account' }).click();
+    await follow('Create an account', 'Create an account');
     await page.getByLabel('E-mail').fill(email.toUpperCase());
     await page.getByLabel('Password').fill('another password');
     await page.getByRole('button', { name: 'Create account' }).click();
