@@ -4,6 +4,7 @@
  * succeed again within 5 s, and no service was restarted. Also the nastier way to go away: paused,
  * its connections open but silent.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type Outcome, Traffic } from '../src/traffic';
 import { type FaultSystem, recordFigures, sleep, startFaultSystem, until } from './harness';
@@ -142,4 +143,13 @@ it('when the MongoDB-protocol server is paused (SIGSTOP) under load, then every 
   expect(after.filter((o) => !ok(o))).toEqual([]);
   expect(verified.problems).toEqual([]);
   expect(Object.values(f.system.processes).map((p) => p.child.pid)).toEqual(pids);
+  // Each service that uses the database said so once in its log, not once per failed request.
+  for (const name of ['identity', 'posts', 'notes', 'files'] as const) {
+    const lost = readFileSync(f.system.processes[name].logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('database stopped answering'))
+      .map((line) => Date.parse((JSON.parse(line) as { time: string }).time))
+      .filter((at) => at >= pausedAt);
+    expect({ name, lost: lost.length }).toEqual({ name, lost: 1 });
+  }
 });

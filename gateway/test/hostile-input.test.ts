@@ -84,7 +84,9 @@ async function call(base: string, method: string, path: string, auth: { Authoriz
     headers: { ...auth, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return (await res.json().catch(() => ({}))) as Record<string, string>;
+  const answer = (await res.json().catch(() => ({}))) as Record<string, string>;
+  if (!res.ok) throw new Error(`set-up: ${method} ${path} answered ${res.status} ${JSON.stringify(answer)}`);
+  return answer;
 }
 
 beforeAll(async () => {

@@ -93,6 +93,23 @@ export async function isMongoReady(connection: Connection): Promise<boolean> {
 export type { Connection };
 
 /**
+ * Reports when the driver's monitor finds the server unreachable (every operation fails with a
+ * 503 from then on) and when it answers again: the two moments an operator needs, logged once
+ * each rather than once per failed request.
+ */
+export function watchReachability(
+  connection: Connection,
+  report: { lost(reason: string): void; regained(): void },
+): void {
+  connection.getClient().on('serverDescriptionChanged', ({ previousDescription, newDescription }) => {
+    const was = previousDescription.type !== 'Unknown';
+    const is = newDescription.type !== 'Unknown';
+    if (was && !is) report.lost(String(newDescription.error?.message ?? 'no answer'));
+    else if (!was && is) report.regained();
+  });
+}
+
+/**
  * Marks an operator object written by our own code (`{$lt: date}`), so sanitizeFilter lets it
  * through. Never wrap a value that came from a request.
  */

@@ -5,7 +5,7 @@
 import { ConfigError } from '@cs/config';
 import { type HttpApp, runServer } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
-import { type Connection, connectMongo } from '@cs/mongo';
+import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
 
 export interface BaseConfig {
   readonly PORT: number;
@@ -44,6 +44,10 @@ export async function runService<C extends BaseConfig>({
   try {
     const connection = await connectMongo(config.MONGO_URL, {
       onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
+    });
+    watchReachability(connection, {
+      lost: (reason) => logger.warn({ reason }, 'database stopped answering; requests that need it get 503'),
+      regained: () => logger.info('database answers again'),
     });
     const { app, onClose } = await build({ config, connection, logger });
     await runServer({
