@@ -57,6 +57,8 @@ const GIVE_BACK_RETRY_MS = 250;
 const KEEP_MS = 3_600_000;
 /** How many times writeInTurn reads again after losing a turn: one per writer it may queue behind. */
 const TRIES = 8;
+/** How often a writer blocked by a silent holder looks again for its write or its turn going stale. */
+const SILENT_POLL_MS = 250;
 
 interface TurnDoc {
   _id: string;
@@ -115,9 +117,17 @@ export interface Turns {
     currentVersion: () => Promise<number>,
   ): Promise<{ version: number; result: T } | undefined>;
   /**
+   * When the turn after `version` of `subject` is held, the time at which it goes stale (it may be
+   * now, for a turn given back); undefined when nobody holds it.
+   */
+  staleAt(subject: string, version: number): Promise<number | undefined>;
+  /**
    * Reads, takes the next turn, and writes: the usual shape of one write to one document. A lost
    * turn means another writer got there first, so it reads again after a short pause (for that
-   * write to land), up to 8 times. A failed write gives its turn back.
+   * write to land), up to 8 times. When one holder stayed silent through all of them, it most
+   * likely died between its turn and its write (a killed process): the writer then waits, looking
+   * every 250 ms, until that holder writes or its turn goes stale, and tries once more, rather
+   * than refuse a write that will be possible within STALE_MS. A failed write gives its turn back.
    */
   writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T>;
   /** Deletes turns older than an hour, unless another replica is doing it this hour. */
@@ -151,7 +161,13 @@ export async function createTurns(connection: Connection, collectionName = 'turn
       return undefined;
     },
 
+    async staleAt(subject: string, version: number): Promise<number | undefined> {
+      const holder = await turns.findOne({ _id: `${subject}@${version + 1}` });
+      return holder ? holder.at.getTime() + STALE_MS : undefined;
+    },
+
     async writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T> {
+      let waitedForSilentHolder = false;
       for (let attempt = 1; ; attempt++) {
         const readAt = Date.now();
         const doc = await steps.read();
@@ -160,12 +176,20 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           throw steps.missing();
         }
         steps.check?.(doc);
+        const version = doc.version ?? 0;
         const currentVersion = async () => (await steps.read())?.version ?? 0;
-        const done = await self.advance(subject, doc.version ?? 0, readAt, (v) => steps.write(doc, v), currentVersion);
+        const done = await self.advance(subject, version, readAt, (v) => steps.write(doc, v), currentVersion);
         if (done) return done.result;
         if (attempt === TRIES) {
-          await steps.giveUp?.();
-          throw steps.busy();
+          const staleAt = waitedForSilentHolder ? undefined : await self.staleAt(subject, version);
+          if (staleAt === undefined) {
+            await steps.giveUp?.();
+            throw steps.busy();
+          }
+          waitedForSilentHolder = true;
+          while (Date.now() < staleAt && (await currentVersion()) === version) await sleep(SILENT_POLL_MS);
+          attempt = 0;
+          continue;
         }
         // Jittered, so writers that lost together do not collide again in step.
         await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));

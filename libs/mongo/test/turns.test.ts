@@ -124,6 +124,68 @@ describe('turns', () => {
     expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 2, n: 1 });
   });
 
+  it('when the holder of the next turn went silent (killed before its write), then a writer waits for the turn to go stale and writes, instead of answering busy', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version?: number; by?: string }>('silent_holder_docs');
+    await docs.insertOne({ _id: 'silent', version: 3 });
+    // Taken 1.5 s short of stale, and never written: what a process killed between its turn and
+    // its write leaves behind.
+    const raw = db.connection.collection<{ _id: string; at: Date }>('turns');
+    await raw.insertOne({ _id: 'silent@4', at: new Date(Date.now() - STALE_MS + 1500) });
+
+    const started = Date.now();
+    const written = await turns.writeInTurn('silent', {
+      read: () => docs.findOne({ _id: 'silent' }),
+      write: async (doc, version) => {
+        const { matchedCount } = await docs.updateOne(
+          { _id: 'silent', version: doc.version },
+          { $set: { version, by: 'me' } },
+        );
+        return matchedCount === 1 ? version : null;
+      },
+      missing: () => new Error('missing'),
+      busy: () => new Error('busy'),
+    });
+    const took = Date.now() - started;
+
+    expect(written).toBe(5);
+    expect(await docs.findOne({ _id: 'silent' })).toEqual({ _id: 'silent', version: 5, by: 'me' });
+    expect(took).toBeGreaterThanOrEqual(1000);
+    expect(took).toBeLessThan(STALE_MS);
+  });
+
+  it('when the silent holder writes after all, then the waiting writer goes on at once, after that write', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version?: number; by?: string[] }>('slow_holder_docs');
+    await docs.insertOne({ _id: 'slow', version: 0, by: [] });
+    const readAt = Date.now();
+    expect(await turns.take('slow', 0, readAt)).toBe(1);
+    // The holder is slow, not dead: it writes 2 s after its turn.
+    const holder = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await docs.updateOne({ _id: 'slow', version: 0 }, { $set: { version: 1 }, $push: { by: 'holder' } });
+    })();
+
+    const started = Date.now();
+    await turns.writeInTurn('slow', {
+      read: () => docs.findOne({ _id: 'slow' }),
+      write: async (doc, version) => {
+        const { matchedCount } = await docs.updateOne(
+          { _id: 'slow', version: doc.version },
+          { $set: { version }, $push: { by: 'waiter' } },
+        );
+        return matchedCount === 1 ? version : null;
+      },
+      missing: () => new Error('missing'),
+      busy: () => new Error('busy'),
+    });
+    await holder;
+
+    expect(await docs.findOne({ _id: 'slow' })).toEqual({ _id: 'slow', version: 2, by: ['holder', 'waiter'] });
+    // Long before the holder's turn would have gone stale.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it('when eight turns in a row were given back, then the next writer walks past all of them', async () => {
     const turns = await createTurns(db.connection);
     for (let i = 1; i <= 8; i++) {
