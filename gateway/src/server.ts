@@ -15,7 +15,7 @@ function main(): void {
   }
   const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
   const app = createGateway(config, logger);
-  runServer({ app: { callback: () => app }, port: config.PORT, logger }).catch((err: unknown) => {
+  runServer({ app: { callback: () => app }, port: config.PORT, host: config.HOST, logger }).catch((err: unknown) => {
     logger.fatal({ err }, 'could not start');
     process.exit(1);
   });

@@ -1,3 +1,6 @@
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSystem } from '@cs/devstack';
 import { api, startTestSystem } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -74,6 +77,29 @@ describe('the gateway, in front of the real services', () => {
     expect(kept.headers['x-request-id']).toBe('client-chosen-42');
   });
 
+  it('when a service is called from another address of this machine, then the connection is refused; only the gateway is bound to every interface', async () => {
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+    // A machine with no other interface could not be reached from outside at all.
+    expect(outside).toBeDefined();
+    const reach = (host: string, port: number) =>
+      new Promise<string>((resolve) => {
+        const socket = connect({ host, port });
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      });
+    for (const name of ['identity', 'posts', 'notes', 'files'] as const) {
+      const { port } = system.processes[name];
+      expect({ name, outside: await reach(outside as string, port) }).toEqual({ name, outside: 'ECONNREFUSED' });
+      expect({ name, loopback: await reach('127.0.0.1', port) }).toEqual({ name, loopback: 'connected' });
+    }
+    expect(await reach(outside as string, system.processes.gateway.port)).toBe('connected');
+  });
+
   it('when a service is down, then its routes answer 502 JSON, the others keep working, and it is used again once back', async () => {
     const token = await register();
     await system.processes.posts.child.stop();
@@ -81,6 +107,9 @@ describe('the gateway, in front of the real services', () => {
       const down = await http.get('/api/posts');
       expect(down.status).toBe(502);
       expect(down.body).toEqual({ error: 'Upstream service unavailable' });
+      // Readiness is shared among callers and may be up to a second old (see readiness.ts).
+      const notReadyBy = Date.now() + 2500;
+      while ((await http.get('/readyz')).status !== 503 && Date.now() < notReadyBy) await sleep(100);
       expect((await http.get('/readyz')).status).toBe(503);
 
       // A protected route is still refused before any hop, with the contract's 401.

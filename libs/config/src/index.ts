@@ -130,6 +130,15 @@ export const env = {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'silent'] as const;
 
+/**
+ * The address a process listens on. Every interface by default, as a container needs; the dev
+ * launcher binds the services to loopback, so on a shared machine only the gateway (with its
+ * rate limits and token checks) can be reached from outside.
+ */
+export const hostSpec = {
+  HOST: env.string('0.0.0.0'),
+};
+
 /** Keys every service that verifies tokens shares. */
 export const jwtSpec = {
   JWT_SECRET: env.secret(32),

@@ -71,6 +71,7 @@ async function main(): Promise<void> {
       jwtSecret,
       jwtExpiresIn: env.JWT_EXPIRES_IN ?? '1h',
       gatewayPort: port,
+      gatewayHost: env.HOST,
       frontendOrigin,
     });
     console.log(`Logs:             ${join(dataDir, 'logs')}`);

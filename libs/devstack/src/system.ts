@@ -18,6 +18,8 @@ export interface SystemOptions {
   jwtSecret: string;
   jwtExpiresIn?: string;
   gatewayPort?: number;
+  /** Where the gateway listens (every interface by default); the services always on loopback. */
+  gatewayHost?: string;
   frontendOrigin?: string;
   /** Prefix of every database name, so several systems can share one server. */
   dbPrefix?: string;
@@ -79,11 +81,15 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     FRONTEND_ORIGIN: frontendOrigin,
     ...options.env,
   };
+  // Only the gateway, with its rate limits and token checks, is reachable from other machines: a
+  // service called directly would skip both.
+  const LOOPBACK = '127.0.0.1';
   const envOf: Record<ProcessName, Record<string, string>> = {
-    identity: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}identity`) },
-    posts: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`) },
-    notes: { MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`), FILES_URL: url('files') },
+    identity: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}identity`) },
+    posts: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`) },
+    notes: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`), FILES_URL: url('files') },
     files: {
+      HOST: LOOPBACK,
       MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}files`),
       S3_ENDPOINT: storage.endpoint,
       S3_PUBLIC_ENDPOINT: storage.publicEndpoint ?? storage.endpoint,
@@ -93,6 +99,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       STORAGE_REGION: storage.region,
     },
     gateway: {
+      HOST: options.gatewayHost ?? '0.0.0.0',
       IDENTITY_URL: url('identity'),
       POSTS_URL: url('posts'),
       NOTES_URL: url('notes'),

@@ -140,6 +140,6 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     process.once('SIGINT', stop);
   }
 
-  logger.info({ port: boundPort }, 'listening');
+  logger.info({ host, port: boundPort }, 'listening');
   return { server, port: boundPort, close };
 }

@@ -9,6 +9,7 @@ import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
 
 export interface BaseConfig {
   readonly PORT: number;
+  readonly HOST: string;
   readonly MONGO_URL: string;
   readonly LOG_LEVEL: string;
 }
@@ -53,6 +54,7 @@ export async function runService<C extends BaseConfig>({
     await runServer({
       app,
       port: config.PORT,
+      host: config.HOST,
       logger,
       onClose: async () => {
         await onClose?.();

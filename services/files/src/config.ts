@@ -1,4 +1,4 @@
-import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const DEFAULT_ALLOWED_TYPES = [
   'image/png',
@@ -14,6 +14,7 @@ export const DEFAULT_ALLOWED_TYPES = [
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4004),
+  ...hostSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   S3_ENDPOINT: env.url(),

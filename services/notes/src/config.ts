@@ -1,8 +1,9 @@
-import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4003),
+  ...hostSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   FILES_URL: env.url('http://127.0.0.1:4004'),

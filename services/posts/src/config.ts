@@ -1,8 +1,9 @@
-import { type ConfigOf, env, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4002),
+  ...hostSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
 };
