@@ -6,10 +6,11 @@ import { rateLimit } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
-import { createUpstreamProxy, readBody, type UpstreamProxy } from './proxy';
-import { checkUpstreams } from './readiness';
+import { createUpstreamProxy, markPrivate, readBody, type UpstreamProxy } from './proxy';
+import { sharedReadiness } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
+import { securityHeaders } from './security-headers';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
@@ -49,6 +50,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
         target,
         timeoutMs: config.UPSTREAM_TIMEOUT,
         retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
+        serverTiming: config.SERVER_TIMING,
         logger,
       }),
     ]),
@@ -62,6 +64,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
+  app.use(securityHeaders());
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(dropInternalHeaders());
@@ -70,7 +73,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After', 'Server-Timing'],
+      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After', ...(config.SERVER_TIMING ? ['Server-Timing'] : [])],
       maxAge: 600,
     }),
   );
@@ -78,8 +81,9 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  const readiness = sharedReadiness(targets);
   app.get('/readyz', async (_req, res) => {
-    const services = await checkUpstreams(targets);
+    const services = await readiness();
     const ready = Object.values(services).every(Boolean);
     res.status(ready ? 200 : 503).json(ready ? { status: 'ready', services } : { error: 'Not ready', services });
   });
@@ -101,6 +105,7 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
     if (verifyTokens && !authGuard(found.auth, config.JWT_SECRET, req, res)) return;
+    if (req.headers.authorization !== undefined || found.upstream === 'identity') markPrivate(req);
     const body = await readBody(req, config.BODY_LIMIT_BYTES);
     if (body === 'aborted') return;
     if (body === 'too-large') {

@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import { openApiDocument } from '@cs/contract';
 import { type Response, Router } from 'express';
+import { docsPolicy } from './security-headers';
 
 const ASSETS = dirname(require.resolve('swagger-ui-dist/package.json'));
 const SERVED_ASSETS = new Set([
@@ -41,7 +42,7 @@ export function docsRoutes(): Router {
   router.get('/openapi.json', (_req, res) => {
     cached(res).type('application/json').send(document);
   });
-  router.get('/docs', (_req, res) => {
+  router.get('/docs', docsPolicy(), (_req, res) => {
     cached(res).type('html').send(PAGE);
   });
   router.get('/docs/init.js', (_req, res) => {

@@ -16,6 +16,8 @@ export interface ProxyOptions {
    * down, and its requests fail at once until it answers again.
    */
   retryWindowMs: number;
+  /** Whether the services' `Server-Timing` (database and app time) reaches clients. */
+  serverTiming: boolean;
   logger: Logger;
 }
 
@@ -40,6 +42,18 @@ function keepAliveAgent(): Agent {
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
 /** Methods whose repetition changes nothing more than the first time (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** Requests whose answers are one person's: see `markPrivate`. */
+const privateRequests = new WeakSet<IncomingMessage>();
+
+/**
+ * Marks a request whose answer belongs to one person (it carried a token, or it answers with
+ * one): the answer gets `Cache-Control: no-store`, whatever the service said, so no browser or
+ * shared cache keeps it. Anonymous public reads keep the service's ETag and caching.
+ */
+export function markPrivate(req: IncomingMessage): void {
+  privateRequests.add(req);
+}
 
 /** Request bodies, read whole before the first attempt (see `readBody`) so a retry can resend them. */
 const bodies = new WeakMap<IncomingMessage, Buffer>();
@@ -94,7 +108,14 @@ interface Attempts {
  * keep-alive socket before any answer is retried once, for idempotent methods only. Otherwise a
  * broken connection is a JSON 502, and no answer within `timeoutMs` a JSON 504. Nothing hangs.
  */
-export function createUpstreamProxy({ target, name, timeoutMs, retryWindowMs, logger }: ProxyOptions): UpstreamProxy {
+export function createUpstreamProxy({
+  target,
+  name,
+  timeoutMs,
+  retryWindowMs,
+  serverTiming,
+  logger,
+}: ProxyOptions): UpstreamProxy {
   const attempts = new WeakMap<IncomingMessage, Attempts>();
   /** Since when every new connection to the upstream has been refused; unset once it answers. */
   let refusedSince: number | undefined;
@@ -130,8 +151,11 @@ export function createUpstreamProxy({ target, name, timeoutMs, retryWindowMs, lo
         const body = bodies.get(req);
         if (body) proxyReq.write(body);
       },
-      proxyRes() {
+      proxyRes(proxyRes, req) {
         refusedSince = undefined;
+        // Headers are copied to the client's answer after this event.
+        if (privateRequests.has(req)) proxyRes.headers['cache-control'] = 'no-store';
+        if (!serverTiming) delete proxyRes.headers['server-timing'];
       },
       error(err, req, res) {
         const code = (err as NodeJS.ErrnoException).code;

@@ -1,10 +1,9 @@
 import type { Upstream } from './route-table';
 
+export type Readiness = Record<Upstream, boolean>;
+
 /** Asks every upstream's /readyz, each bounded by `timeoutMs`; never throws. */
-export async function checkUpstreams(
-  targets: Record<Upstream, string>,
-  timeoutMs = 1500,
-): Promise<Record<Upstream, boolean>> {
+async function checkUpstreams(targets: Record<Upstream, string>, timeoutMs = 1500): Promise<Readiness> {
   const entries = await Promise.all(
     Object.entries(targets).map(async ([name, url]) => {
       try {
@@ -16,5 +15,30 @@ export async function checkUpstreams(
       }
     }),
   );
-  return Object.fromEntries(entries) as Record<Upstream, boolean>;
+  return Object.fromEntries(entries) as Readiness;
+}
+
+/**
+ * The gateway's /readyz answer, shared. Each upstream check fans out to that service's database
+ * (and storage), so a storm of /readyz calls must not become a storm of checks: callers that
+ * arrive while a check runs wait for it, and its result serves everyone for `freshMs` after it
+ * finished. So at most one check per upstream per `freshMs` (plus the check's own duration)
+ * reaches a service, however many callers there are; a probe polling every few seconds still
+ * sees the state of the last second.
+ */
+export function sharedReadiness(
+  targets: Record<Upstream, string>,
+  { freshMs = 1000, timeoutMs = 1500 }: { freshMs?: number; timeoutMs?: number } = {},
+): () => Promise<Readiness> {
+  let running: Promise<Readiness> | undefined;
+  let last: { at: number; result: Readiness } | undefined;
+  return () => {
+    if (last && Date.now() - last.at < freshMs) return Promise.resolve(last.result);
+    running ??= checkUpstreams(targets, timeoutMs).then((result) => {
+      last = { at: Date.now(), result };
+      running = undefined;
+      return result;
+    });
+    return running;
+  };
 }

@@ -22,12 +22,11 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** nosniff, no referrer and the rest come from the gateway's security headers (helmet). */
 function setHeaders(res: Response, path: string): void {
-  res.set('x-content-type-options', 'nosniff');
   if (path.endsWith('.html')) {
     res.set('cache-control', 'no-cache');
     res.set('content-security-policy', CSP);
-    res.set('referrer-policy', 'no-referrer');
   } else {
     res.set('cache-control', 'public, max-age=31536000, immutable');
   }

@@ -68,7 +68,12 @@ export async function echoUpstream({ delayMs = 0, answer = true, port = 0, reset
       seen.push(entry);
       if (!answer) return;
       setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
+        // What a service's cacheable read carries.
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'cache-control': 'private, no-cache',
+          'server-timing': 'db;dur=1.2, app;dur=2.5',
+        });
         res.end(JSON.stringify(entry));
       }, delayMs);
     });

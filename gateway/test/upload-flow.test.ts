@@ -42,12 +42,14 @@ describe('a file attached to a note, as a client does it through the gateway', (
       .send({ contentType: 'application/pdf', filename: 'Report.final.PDF', size: bytes.length });
     expect(link.status).toBe(200);
     expect(link.body.key).toMatch(/^uploads\/[0-9a-f-]{36}\.pdf$/);
+    // An uploader may store a caching header of its own with the object (it is not signed).
     const put = await fetch(link.body.url, {
       method: 'PUT',
-      headers: { 'Content-Type': link.body.headers['Content-Type'] },
+      headers: { 'Content-Type': link.body.headers['Content-Type'], 'Cache-Control': 'public, max-age=31536000' },
       body: bytes,
     });
     expect(put.status).toBe(200);
+    expect((await bucket.headObject(link.body.key))?.cacheControl).toBe('public, max-age=31536000');
 
     const note = await http
       .post('/api/notes')
@@ -64,7 +66,11 @@ describe('a file attached to a note, as a client does it through the gateway', (
     expect(got.headers.get('content-disposition')).toBe(
       `attachment; filename="${link.body.key.slice('uploads/'.length)}"`,
     );
+    // The link's own caching rule wins over the stored one: a private file in no shared cache.
+    expect(got.headers.get('cache-control')).toBe('private, no-store');
     expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+    // Every JSON answer of this flow was one person's: none may be stored by a cache.
+    for (const answer of [link, note, download]) expect(answer.headers['cache-control']).toBe('no-store');
 
     await http.delete(`/api/notes/${note.body._id}`).set(auth).expect(204);
     expect(await until(async () => (await bucket.headObject(link.body.key)) === undefined)).toBe(true);

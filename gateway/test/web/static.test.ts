@@ -28,7 +28,6 @@ describe('the web client files, as the gateway serves them', () => {
     expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
 
   it('serves hashed assets as immutable, and nothing outside assets/ but the page', async () => {
@@ -50,6 +49,11 @@ describe('the web client files, as the gateway serves them', () => {
       const page = await fetch(`${gateway.url}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain(`<script type="module" crossorigin src="/assets/${script}">`);
+      // The page's own policy, with the gateway's security headers around it.
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
 
       const missing = await fetch(`${gateway.url}/api/nothing-here`);
       expect(missing.status).toBe(404);

@@ -32,9 +32,13 @@ export interface StorageSettings {
 export interface ObjectInfo {
   size: number;
   contentType: string | undefined;
+  /** The Cache-Control stored with the object, if the uploader sent one. */
+  cacheControl?: string;
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
+/** What a download link's answer says about caching, whatever the object was stored with. */
+export const DOWNLOAD_CACHE_CONTROL = 'private, no-store';
 const MISCONFIGURED = new Set([
   'NoSuchBucket',
   'AccessDenied',
@@ -138,7 +142,7 @@ export class ObjectStorage {
     return this.call(async () => {
       try {
         const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-        return { size: out.ContentLength ?? 0, contentType: out.ContentType };
+        return { size: out.ContentLength ?? 0, contentType: out.ContentType, cacheControl: out.CacheControl };
       } catch (err) {
         if (mapStorageError(err).status !== 404) throw err;
         await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket })).catch((bucketErr: unknown) => {
@@ -185,6 +189,8 @@ export class ObjectStorage {
    * A download link. Storage answers it with `Content-Disposition: attachment`, so a browser
    * saves the file instead of rendering it on storage's origin (an uploaded HTML or SVG file
    * never runs as a page). The file name is the key's last segment: ours, never the uploader's.
+   * `Cache-Control` is ours too: an uploader may have stored one with the object (a year of
+   * public caching, say), and a private file must stay out of shared caches.
    */
   signGet(key: string, { expiresIn }: { expiresIn: number }): Promise<string> {
     const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
@@ -192,6 +198,7 @@ export class ObjectStorage {
       Bucket: this.bucket,
       Key: key,
       ResponseContentDisposition: `attachment; filename="${filename}"`,
+      ResponseCacheControl: DOWNLOAD_CACHE_CONTROL,
     });
     return this.call(() => getSignedUrl(this.signer, command, { expiresIn }));
   }
