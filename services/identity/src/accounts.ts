@@ -3,6 +3,7 @@ import { signToken, type TokenSettings } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import bcrypt from 'bcrypt';
 import { type Credentials, checkNewCredentials, couldBeAccount, messages } from './credentials';
+import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
 
 export interface Accounts {
@@ -24,10 +25,12 @@ export function createAccounts({
   users,
   tokens,
   bcryptCost,
+  throttle,
 }: {
   users: UserModel;
   tokens: TokenSettings;
   bcryptCost: number;
+  throttle: LoginThrottle;
 }): Accounts {
   // An unknown e-mail still pays for one compare against a hash of the same cost, so the answer
   // takes as long as a wrong password does.
@@ -51,11 +54,16 @@ export function createAccounts({
 
     async login(credentials) {
       const { email, password } = credentials;
+      await throttle.check(email);
       const user = couldBeAccount(credentials)
         ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
         : null;
       const matches = await bcrypt.compare(password, user?.password ?? (await dummyHash));
-      if (!user || !matches) throw new HttpError(401, messages.invalidCredentials);
+      if (!user || !matches) {
+        await throttle.failed(email);
+        throw new HttpError(401, messages.invalidCredentials);
+      }
+      await throttle.succeeded(email);
       return signToken(user._id.toHexString(), tokens);
     },
   };

@@ -3,6 +3,7 @@ import type { Logger } from '@cs/log';
 import { type Connection, isMongoReady } from '@cs/mongo';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
+import { createLoginThrottle } from './login-throttle';
 import { userModel } from './model';
 import { authRoutes } from './routes';
 
@@ -19,6 +20,7 @@ export async function createApp({ config, connection, logger }: Deps) {
     users,
     tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },
     bcryptCost: config.BCRYPT_COST,
+    throttle: createLoginThrottle(connection),
   });
   return createServiceApp({
     logger,
