@@ -263,6 +263,34 @@ describe('the web client, in Chromium, against the real system', () => {
     await page.locator('.page-of').getByText('Page 1 of 2 · 12 posts').waitFor();
   });
 
+  it('shows the newest 20 notes, and the older ones when asked', async () => {
+    await openPage();
+    await register(newEmail('many-notes'));
+    const { token } = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('content-service.session') ?? '{}') as { token: string },
+    );
+    for (let i = 1; i <= 23; i++) {
+      const created = await fetch(`${origin}/api/notes`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: `Note number ${i}` }),
+      });
+      expect(created.status).toBe(201);
+    }
+
+    await follow('Notes', 'Notes');
+    const titles = page.locator('li[data-note-id] h3');
+    await titles.nth(19).waitFor();
+    expect(await titles.count()).toBe(20);
+    expect(await titles.first().textContent()).toBe('Note number 23');
+    await page.getByRole('button', { name: 'Show older notes' }).click();
+    await titles.nth(22).waitFor();
+    await expect(titles.allTextContents()).resolves.toEqual(
+      Array.from({ length: 23 }, (_, i) => `Note number ${23 - i}`),
+    );
+    await page.getByRole('button', { name: 'Show older notes' }).waitFor({ state: 'hidden' });
+  });
+
   it('an invalid post shows the validation messages beside its fields, and nothing is created', async () => {
     await openPage();
     await register(newEmail('invalid'));

@@ -95,7 +95,23 @@ export function plainWords(status: number, body: unknown, retryAfter: string | n
   return new ApiError(`The request was refused (HTTP ${status}).`, status);
 }
 
+/** One page of a list, and the path of the next one (from the Link header) when there is one. */
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return (await send<T>(method, path, body)).body;
+}
+
+async function page<T>(path: string): Promise<Page<T>> {
+  const { body, headers } = await send<T[]>('GET', path);
+  const next = /<([^>]+)>;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
+  return next ? { items: body, next } : { items: body };
+}
+
+async function send<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
   const session = currentSession();
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -110,9 +126,9 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   } catch {
     throw new ApiError('We could not reach the service. Check your connection and try again.', 0);
   }
-  if (response.status === 204) return undefined as T;
+  if (response.status === 204) return { body: undefined as T, headers: response.headers };
   const parsed: unknown = await response.json().catch(() => undefined);
-  if (response.ok) return parsed as T;
+  if (response.ok) return { body: parsed as T, headers: response.headers };
   if (response.status === 401 && session) {
     endSession();
     sessionExpired(SESSION_ENDED);
@@ -134,13 +150,23 @@ export const api = {
     return call<PostPage>('GET', `/api/posts?${params}`);
   },
   getPost: (postId: string) => call<Post>('GET', `/api/posts/${id(postId)}`),
-  myPosts: () => call<Post[]>('GET', '/api/posts/my-posts'),
+  /** Every post of the caller: the server pages them by 100, and this follows the pages. */
+  myPosts: async () => {
+    const posts: Post[] = [];
+    for (let path: string | undefined = '/api/posts/my-posts'; path; ) {
+      const current: Page<Post> = await page<Post>(path);
+      posts.push(...current.items);
+      path = current.next;
+    }
+    return posts;
+  },
   createPost: (post: { title: string; body: string; tags: string[] }) => call<Post>('POST', '/api/posts', post),
   updatePost: (postId: string, changes: Partial<Pick<Post, 'title' | 'body' | 'status'>>) =>
     call<Post>('PUT', `/api/posts/${id(postId)}`, changes),
   deletePost: (postId: string) => call<void>('DELETE', `/api/posts/${id(postId)}`),
 
-  listNotes: () => call<Note[]>('GET', '/api/notes'),
+  /** The newest notes, or the page at `next` (from the page before). */
+  listNotes: (next = '/api/notes') => page<Note>(next),
   createNote: (note: { title: string; body: string; attachmentKey?: string }) => call<Note>('POST', '/api/notes', note),
   updateNote: (noteId: string, changes: { title?: string; body?: string; attachmentKey?: string | null }) =>
     call<Note>('PUT', `/api/notes/${id(noteId)}`, changes),

@@ -64,19 +64,59 @@ interface OperationSpec {
   errors?: ErrorName[];
   /** A cacheable read: ETag on 200, and 304 when If-None-Match names it. */
   cached?: boolean;
+  /** A keyset-paged list: `limit` and `cursor` in, the next page in a Link header. */
+  paged?: { defaultLimit: number; maxLimit: number };
 }
 
-const ETAG_HEADERS = {
-  ETag: { description: 'A validator of the body; send it back as If-None-Match.', schema: { type: 'string' } },
-  'Cache-Control': { description: 'private, no-cache', schema: { type: 'string' } },
-  'Server-Timing': {
-    description: 'db;dur=… (the database part) and app;dur=… (the whole request), in ms.',
+const LINK_HEADERS = {
+  Link: {
+    description:
+      'The next page, when there is one: `</same/path?limit=…&cursor=…>; rel="next"` (RFC 8288). Follow it as it is; the cursor is opaque.',
     schema: { type: 'string' },
   },
 };
 
-function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [], cached = false }: OperationSpec) {
+const ETAG_HEADERS = {
+  ETag: { description: 'A validator of the body; send it back as If-None-Match.', schema: { type: 'string' } },
+  'Cache-Control': {
+    description: '`private, no-cache` on an anonymous read; `no-store` when the request carried a token.',
+    schema: { type: 'string' },
+  },
+  'Server-Timing': {
+    description:
+      "db;dur=… (the database part) and app;dur=… (the whole request), in ms. Only when the gateway's SERVER_TIMING is on (off by default).",
+    schema: { type: 'string' },
+  },
+};
+
+function operation({
+  id,
+  summary,
+  tag,
+  auth,
+  body,
+  query = [],
+  pathId,
+  ok,
+  errors = [],
+  cached = false,
+  paged,
+}: OperationSpec) {
   const names = new Set<ErrorName>(errors);
+  if (paged) {
+    names.add('BadRequest');
+    query = [
+      ...query,
+      {
+        name: 'limit',
+        description: `How many to give, 1 to ${paged.maxLimit} (default ${paged.defaultLimit}); a larger number gives ${paged.maxLimit}.`,
+      },
+      {
+        name: 'cursor',
+        description: 'Where the page starts: from the Link header of the page before. 400 when it is not one.',
+      },
+    ];
+  }
   if (body) for (const n of ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'] as const) names.add(n);
   if (auth !== 'none') names.add('Unauthorized');
   if (pathId) {
@@ -86,7 +126,7 @@ function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [
   for (const n of ['TooManyRequests', 'ServerError', 'BadGateway', 'Unavailable', 'GatewayTimeout'] as const)
     names.add(n);
   const responses: Record<string, unknown> = {
-    [ok.status]: response(ok.description, ok.schema, cached ? ETAG_HEADERS : undefined),
+    [ok.status]: response(ok.description, ok.schema, cached ? ETAG_HEADERS : paged ? LINK_HEADERS : undefined),
   };
   if (cached) responses[304] = response('Not modified: the If-None-Match validator still names the current body.');
   for (const n of [...names].sort((a, b) => STATUS[a] - STATUS[b])) {
@@ -112,7 +152,7 @@ function operation({ id, summary, tag, auth, body, query, pathId, ok, errors = [
           },
         ]
       : []),
-    ...(query ?? []).map((q) => ({
+    ...query.map((q) => ({
       name: q.name,
       in: 'query',
       required: false,
@@ -228,9 +268,10 @@ export const openApiDocument = {
     '/api/posts/my-posts': {
       get: operation({
         id: 'myPosts',
-        summary: 'The caller’s posts of both statuses, newest first.',
+        summary: `The caller’s posts of both statuses, newest first: all of them, up to ${s.LIMITS.myPostsPageMax}; past that, the rest through the Link header.`,
         tag: 'posts',
         auth: 'required',
+        paged: { defaultLimit: s.LIMITS.myPostsPageMax, maxLimit: s.LIMITS.myPostsPageMax },
         ok: { status: 200, description: 'The posts.', schema: { type: 'array', items: ref('Post') } },
       }),
     },
@@ -266,9 +307,10 @@ export const openApiDocument = {
     '/api/notes': {
       get: operation({
         id: 'listNotes',
-        summary: 'The caller’s notes, newest first.',
+        summary: 'The caller’s notes, newest first, a page at a time (the next page through the Link header).',
         tag: 'notes',
         auth: 'required',
+        paged: { defaultLimit: s.LIMITS.notesPageDefault, maxLimit: s.LIMITS.notesPageMax },
         ok: { status: 200, description: 'The notes.', schema: { type: 'array', items: ref('Note') } },
       }),
       post: operation({

@@ -17,6 +17,14 @@ export const LIMITS = {
   noteTitleMax: 200,
   noteBodyMax: 100_000,
   filenameMax: 1024,
+  /** The caller's notes, one page: the default size, and the largest a client may ask for. */
+  notesPageDefault: 20,
+  notesPageMax: 100,
+  /**
+   * The caller's posts, one page. Without `limit` the contract's list of every post is kept, up
+   * to this many: a person with more gets the rest through the Link header.
+   */
+  myPostsPageMax: 100,
 } as const;
 
 /**

@@ -6,6 +6,7 @@ export { errorHandler, failureMessage, toHttpError } from './error-handler';
 export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 export { idGuard, isObjectId, OBJECT_ID } from './id-guard';
 export { bodyOf, DEFAULT_BODY_LIMIT, jsonBody } from './json-body';
+export { linkNext, PAGING_MESSAGES, type PageQuery, readPageQuery } from './paging';
 export { requestId } from './request-id';
 export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';

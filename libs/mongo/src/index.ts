@@ -109,12 +109,6 @@ export function watchReachability(
   });
 }
 
-/**
- * Marks an operator object written by our own code (`{$lt: date}`), so sanitizeFilter lets it
- * through. Never wrap a value that came from a request.
- */
-export function trusted<T extends object>(operator: T): T {
-  return mongoose.trusted(operator);
-}
-
+export { after, type Cursor, decodeCursor, encodeCursor, NEWEST_FIRST, pageOf } from './pages';
+export { trusted } from './trusted';
 export { createTurns, HOLD_MS, STALE_MS, type TurnSteps, type Turns, type Versioned } from './turns';

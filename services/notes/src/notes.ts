@@ -9,7 +9,8 @@
  * without being released, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
-import type { Turns } from '@cs/mongo';
+import type { PageQuery } from '@cs/koa';
+import { after, type Cursor, NEWEST_FIRST, pageOf, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
@@ -83,9 +84,18 @@ export function createNotes({
       }
     },
 
-    async list(authorId: string): Promise<Note[]> {
-      const records = await notes.find({ authorId }, NOTE_FIELDS).sort({ createdAt: -1, _id: -1 }).lean<NoteRecord[]>();
-      return records.map(toNote);
+    /** One page of the caller's notes, newest first, and the cursor after it when there are more. */
+    async list(
+      authorId: string,
+      { limit, after: start }: PageQuery<Cursor>,
+    ): Promise<{ items: Note[]; next?: string }> {
+      const records = await notes
+        .find({ authorId, ...after(start) }, NOTE_FIELDS)
+        .sort(NEWEST_FIRST)
+        .limit(limit + 1)
+        .lean<NoteRecord[]>();
+      const page = pageOf(records, limit);
+      return { items: page.items.map(toNote), next: page.next };
     },
 
     async get(id: string, authorId: string): Promise<Note> {

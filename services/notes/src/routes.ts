@@ -1,4 +1,15 @@
-import { type AppState, bodyOf, failureMessage, idGuard, requireAuth, validateBody } from '@cs/koa';
+import { LIMITS } from '@cs/contract';
+import {
+  type AppState,
+  bodyOf,
+  failureMessage,
+  idGuard,
+  linkNext,
+  readPageQuery,
+  requireAuth,
+  validateBody,
+} from '@cs/koa';
+import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
 import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
@@ -23,7 +34,14 @@ export function noteRoutes(notes: Notes, { secret }: { secret: string }): Router
   );
 
   router.get('/api/notes', failureMessage(messages.fetchFailed), async (ctx) => {
-    ctx.body = await notes.list(caller(ctx));
+    const query = readPageQuery(ctx.query, {
+      defaultLimit: LIMITS.notesPageDefault,
+      maxLimit: LIMITS.notesPageMax,
+      decode: decodeCursor,
+    });
+    const { items, next } = await notes.list(caller(ctx), query);
+    linkNext(ctx, query.limit, next);
+    ctx.body = items;
   });
 
   router.get('/api/notes/:id', failureMessage(messages.fetchFailed), async (ctx) => {

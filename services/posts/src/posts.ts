@@ -5,7 +5,8 @@
  * publishedAt, however many requests race for it, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
-import type { Turns } from '@cs/mongo';
+import type { PageQuery } from '@cs/koa';
+import { after, type Cursor, NEWEST_FIRST, pageOf, type Turns } from '@cs/mongo';
 import type { QueryFilter } from 'mongoose';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
@@ -17,8 +18,6 @@ export interface PostPage {
   page: number;
   pages: number;
 }
-
-const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
 function notFound(): HttpError {
   return new HttpError(404, messages.notFound);
@@ -79,10 +78,18 @@ export function createPosts(posts: PostModel, turns: Turns) {
       return { posts: records.map(toPost), total, page, pages: Math.ceil(total / limit) };
     },
 
-    /** The caller's posts of both statuses, newest first. */
-    async listMine(authorId: string): Promise<Post[]> {
-      const records = await posts.find({ authorId }, POST_FIELDS).sort(NEWEST_FIRST).lean<PostRecord[]>();
-      return records.map(toPost);
+    /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */
+    async listMine(
+      authorId: string,
+      { limit, after: start }: PageQuery<Cursor>,
+    ): Promise<{ items: Post[]; next?: string }> {
+      const records = await posts
+        .find({ authorId, ...after(start) }, POST_FIELDS)
+        .sort(NEWEST_FIRST)
+        .limit(limit + 1)
+        .lean<PostRecord[]>();
+      const page = pageOf(records, limit);
+      return { items: page.items.map(toPost), next: page.next };
     },
 
     /** A published post to anyone; a draft only to its author. Anything else is 404. */

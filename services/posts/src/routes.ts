@@ -1,3 +1,4 @@
+import { LIMITS } from '@cs/contract';
 import {
   type AppMiddleware,
   type AppState,
@@ -5,11 +6,14 @@ import {
   conditionalGet,
   failureMessage,
   idGuard,
+  linkNext,
   optionalAuth,
+  readPageQuery,
   requireAuth,
   serverTiming,
   validateBody,
 } from '@cs/koa';
+import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
 import { parseListQuery, readChanges, toNewPost } from './post-input';
 import type { Posts } from './posts';
@@ -38,7 +42,15 @@ export function postRoutes(posts: Posts, { secret, authenticate }: PostRouteOpti
 
   // Matched before /:id, so "my-posts" is never read as an id.
   router.get('/my-posts', auth, failureMessage(messages.fetchFailed), async (ctx) => {
-    ctx.body = await posts.listMine(ctx.state.userId as string);
+    // The contract's list of every post, capped: the rest, if any, through the Link header.
+    const query = readPageQuery(ctx.query, {
+      defaultLimit: LIMITS.myPostsPageMax,
+      maxLimit: LIMITS.myPostsPageMax,
+      decode: decodeCursor,
+    });
+    const { items, next } = await posts.listMine(ctx.state.userId as string, query);
+    linkNext(ctx, query.limit, next);
+    ctx.body = items;
   });
 
   router.get(

@@ -28,6 +28,34 @@ describe('GET /api/posts/my-posts', () => {
     expect(res.body.map((p: { status: string }) => p.status)).toEqual(['published', 'draft', 'published']);
   });
 
+  it('when the caller has more than 100 posts, then the first 100, newest first, and a Link to the rest; each exactly once', async () => {
+    const me = newAuthor();
+    const ids = await seed(
+      h.model,
+      Array.from({ length: 103 }, (_, i) => ({ authorId: me.id, createdAt: new Date(Date.UTC(2024, 0, 1, 0, i)) })),
+    );
+    const newestFirst = [...ids].reverse();
+
+    const first = await h.http.get('/api/posts/my-posts').set(me.auth);
+    expect(first.status).toBe(200);
+    expect(first.body).toHaveLength(100);
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.link ?? '')?.[1];
+    expect(next).toMatch(/^\/api\/posts\/my-posts\?limit=100&cursor=[A-Za-z0-9_-]+$/);
+    const rest = await h.http.get(next as string).set(me.auth);
+    expect(rest.headers.link).toBeUndefined();
+    expect([...first.body, ...rest.body].map((p: { _id: string }) => p._id)).toEqual(newestFirst);
+
+    const small = await h.http.get('/api/posts/my-posts?limit=10').set(me.auth);
+    expect(small.body.map((p: { _id: string }) => p._id)).toEqual(newestFirst.slice(0, 10));
+    expect(small.headers.link).toMatch(/limit=10&cursor=/);
+  });
+
+  it('when the cursor is not one of ours, then 400 {error: "Invalid cursor"}', async () => {
+    const res = await h.http.get('/api/posts/my-posts?cursor=xyz').set(newAuthor().auth);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Invalid cursor' });
+  });
+
   it('when the caller has no posts, then an empty array', async () => {
     const res = await h.http.get('/api/posts/my-posts').set(newAuthor().auth);
 

@@ -2,7 +2,7 @@
  * The signed-in person's notes, each with an optional file. A file goes from the browser
  * straight to storage through a signed link (with a progress bar); the note keeps only its key.
  */
-import { api, type Note } from '../api';
+import { api, type Note, type Page } from '../api';
 import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
 import { uploadFile } from '../upload';
@@ -43,19 +43,26 @@ function filePicker(label: string) {
 export function notesView(): HTMLElement {
   const alert = alertBox();
   const list = h('ul', { class: 'cards', 'aria-label': 'My notes' });
+  // The list comes a page at a time; older notes are added below on request.
+  const older = h('button', { type: 'button', hidden: true }, 'Show older notes');
+  let nextPage: string | undefined;
+  const show = (page: Page<Note>, append: boolean) => {
+    const items = page.items.map((note) => noteItem(note, refresh, alert));
+    if (append) list.append(...items);
+    else replaceChildren(list, ...(items.length === 0 ? [h('li', { class: 'empty' }, 'No notes yet.')] : items));
+    nextPage = page.next;
+    older.hidden = nextPage === undefined;
+  };
   const refresh = async () => {
     try {
-      const notes = await api.listNotes();
-      replaceChildren(
-        list,
-        ...(notes.length === 0
-          ? [h('li', { class: 'empty' }, 'No notes yet.')]
-          : notes.map((note) => noteItem(note, refresh, alert))),
-      );
+      show(await api.listNotes(), false);
     } catch (error) {
       alert.show((error as Error).message);
     }
   };
+  older.addEventListener('click', () => {
+    if (nextPage) void act(older, alert, async () => show(await api.listNotes(nextPage), true));
+  });
 
   const createAlert = alertBox();
   const title = input('title', { maxLength: 200 });
@@ -90,7 +97,7 @@ export function notesView(): HTMLElement {
   });
 
   void refresh();
-  return h('section', null, h('h1', null, 'Notes'), form, h('h2', null, 'Your notes'), alert, list);
+  return h('section', null, h('h1', null, 'Notes'), form, h('h2', null, 'Your notes'), alert, list, actions(older));
 }
 
 function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(message: string): void }): HTMLElement {
