@@ -73,7 +73,13 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'ETag', 'Retry-After', ...(config.SERVER_TIMING ? ['Server-Timing'] : [])],
+      exposedHeaders: [
+        'X-Request-Id',
+        'ETag',
+        'Retry-After',
+        'Link',
+        ...(config.SERVER_TIMING ? ['Server-Timing'] : []),
+      ],
       maxAge: 600,
     }),
   );
@@ -106,6 +112,8 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
     const found = res.locals.route as Route;
     if (verifyTokens && !authGuard(found.auth, config.JWT_SECRET, req, res)) return;
     if (req.headers.authorization !== undefined || found.upstream === 'identity') markPrivate(req);
+    // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
+    req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
     const body = await readBody(req, config.BODY_LIMIT_BYTES);
     if (body === 'aborted') return;
     if (body === 'too-large') {

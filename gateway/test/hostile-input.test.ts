@@ -114,6 +114,14 @@ beforeAll(async () => {
     body: 'Written by the attacker.',
   });
   const ownNote = await call(gw, 'POST', '/api/notes', attacker.auth, { title: 'Attacker note' });
+  // More than one page of each: a list asked for a million must come back as exactly 100.
+  for (let i = 0; i < 100; i++) {
+    await call(gw, 'POST', '/api/notes', attacker.auth, { title: `Attacker note ${i}` });
+    await call(gw, 'POST', '/api/posts', attacker.auth, {
+      title: `Attacker post ${i}`,
+      body: 'Written by the attacker.',
+    });
+  }
   Object.assign(places, {
     victimPostId: post._id,
     victimDraftId: draft._id,
@@ -157,11 +165,12 @@ describe('the hostile-input corpus, through the gateway', () => {
       if (!shaped) {
         try {
           const json = JSON.parse(text) as { error?: unknown; errors?: unknown };
-          // A 200 is only ever declared for a list asked for too much: one page of at most 100.
+          // A 200 is only ever declared for a list asked for too much: one page of exactly 100
+          // (the attacker has 101 of each).
           shaped =
             res.headers.get('content-type')?.startsWith('application/json') === true &&
             (res.status === 200
-              ? Array.isArray(json) && json.length <= 100
+              ? Array.isArray(json) && json.length === 100
               : typeof json.error === 'string' || Array.isArray(json.errors));
         } catch {
           shaped = false;

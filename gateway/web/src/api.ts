@@ -153,7 +153,9 @@ export const api = {
   /** Every post of the caller: the server pages them by 100, and this follows the pages. */
   myPosts: async () => {
     const posts: Post[] = [];
-    for (let path: string | undefined = '/api/posts/my-posts'; path; ) {
+    const seen = new Set<string>();
+    for (let path: string | undefined = '/api/posts/my-posts'; path && !seen.has(path); ) {
+      seen.add(path);
       const current: Page<Post> = await page<Post>(path);
       posts.push(...current.items);
       path = current.next;

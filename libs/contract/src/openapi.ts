@@ -28,9 +28,13 @@ const errorResponses = {
   Conflict: response('The resource changed at the same time, or is in another state.', ref('Error')),
   PayloadTooLarge: response('The body is larger than 100 kB.', ref('Error')),
   UnsupportedMediaType: response('A body that is not JSON.', ref('Error')),
-  TooManyRequests: response('Over the rate limit for this client.', ref('Error'), {
-    'Retry-After': { description: 'Seconds to wait.', schema: { type: 'string' } },
-  }),
+  TooManyRequests: response(
+    'Over the rate limit for this client (or, on login, the account’s failed-login throttle).',
+    ref('Error'),
+    {
+      'Retry-After': { description: 'Seconds to wait.', schema: { type: 'string' } },
+    },
+  ),
   ServerError: response('An unexpected failure; the message names the operation.', ref('Error')),
   BadGateway: response('The owning service could not be reached.', ref('Error')),
   Unavailable: response('A dependency (database, storage, the files service) is unavailable.', ref('Error')),
@@ -234,7 +238,8 @@ export const openApiDocument = {
     '/api/auth/login': {
       post: operation({
         id: 'login',
-        summary: 'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable.',
+        summary:
+          'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.',
         tag: 'auth',
         auth: 'none',
         body: ref('Credentials'),

@@ -22,7 +22,7 @@ export function readPageQuery<C>(
   query: Record<string, unknown>,
   { defaultLimit, maxLimit, decode }: { defaultLimit: number; maxLimit: number; decode(raw: string): C | undefined },
 ): PageQuery<C> {
-  const asked = typeof query.limit === 'string' && /^\d{1,6}$/.test(query.limit) ? Number(query.limit) : 0;
+  const asked = typeof query.limit === 'string' && /^\d+$/.test(query.limit) ? Number(query.limit) : 0;
   const limit = asked >= 1 ? Math.min(asked, maxLimit) : defaultLimit;
   if (query.cursor === undefined) return { limit, after: undefined };
   const after = typeof query.cursor === 'string' ? decode(query.cursor) : undefined;

@@ -8,7 +8,8 @@ import type { UserModel } from './model';
 
 export interface Accounts {
   register(credentials: Credentials): Promise<string>;
-  login(credentials: Credentials): Promise<string>;
+  /** `clientAddress` is where the attempt came from (the gateway says), for the login throttle. */
+  login(credentials: Credentials, clientAddress: string): Promise<string>;
 }
 
 const DUPLICATE_KEY = 11000;
@@ -52,18 +53,18 @@ export function createAccounts({
       }
     },
 
-    async login(credentials) {
+    async login(credentials, clientAddress) {
       const { email, password } = credentials;
-      await throttle.check(email);
-      const user = couldBeAccount(credentials)
-        ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
-        : null;
+      // Nothing else can be an account, so nothing else is counted (or stored).
+      const counted = couldBeAccount(credentials);
+      if (counted) await throttle.check(email, clientAddress);
+      const user = counted ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean() : null;
       const matches = await bcrypt.compare(password, user?.password ?? (await dummyHash));
       if (!user || !matches) {
-        await throttle.failed(email);
+        if (counted) await throttle.failed(email, clientAddress);
         throw new HttpError(401, messages.invalidCredentials);
       }
-      await throttle.succeeded(email);
+      await throttle.succeeded(email, clientAddress);
       return signToken(user._id.toHexString(), tokens);
     },
   };

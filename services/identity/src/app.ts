@@ -16,15 +16,17 @@ export interface Deps {
 export async function createApp({ config, connection, logger }: Deps) {
   const users = userModel(connection);
   await users.init(); // the unique e-mail index must exist before the first registration
+  const throttle = createLoginThrottle(connection);
   const accounts = createAccounts({
     users,
     tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },
     bcryptCost: config.BCRYPT_COST,
-    throttle: createLoginThrottle(connection),
+    throttle,
   });
-  return createServiceApp({
+  const app = createServiceApp({
     logger,
     routers: [authRoutes(accounts)],
     readiness: { database: () => isMongoReady(connection) },
   });
+  return { app, throttle };
 }

@@ -1,87 +1,155 @@
 /**
  * Failed logins slow down per account, whichever addresses they come from (the gateway's limit
- * is per address, so an attacker with many addresses would otherwise never meet it). After
- * FREE_FAILURES failed logins for one e-mail address, each further attempt must wait a delay that
- * doubles with every failure, from FIRST_DELAY_MS (2 s) up to MAX_DELAY_MS (15 min); an attempt inside the delay gets the
- * gateway's own `429 {error}` with `Retry-After`, and its password is not even checked. Growing
- * delays rather than a lockout (OWASP's Authentication Cheat Sheet): an attacker cannot lock a
- * person out for long, and a person who mistyped a few times waits seconds.
+ * is per address, so an attacker with many addresses would otherwise never meet it), without
+ * handing an attacker a way to lock a person out. Two counts, both over the last hour:
  *
- * The address need not belong to an account, and the answers are the same either way, so the
- * throttle tells nobody whether an account exists. A success forgets the failures; so does an
- * hour without one.
+ * - per account and client address: after FREE_FAILURES failures from one address, that address
+ *   waits before each further attempt, FIRST_DELAY_MS (2 s) doubling up to MAX_DELAY_MS (15 min);
+ * - per account, from every address: after ACCOUNT_FREE_FAILURES, every address waits the same way
+ *   but at most ACCOUNT_MAX_DELAY_MS (1 min), except one that has logged in to this account
+ *   before (a known address, remembered KNOWN_FOR_MS). A botnet gets about one guess a minute per
+ *   account; the person, from where they usually log in, is not slowed at all.
  *
- * One document per address, counted with `$inc`. Attempts that arrive at the same moment are
- * all checked before any of them fails, on any database, and FerretDB may lose an increment when
- * two land together: a burst of N parallel attempts can get N tries through one step. The delays
- * still grow with every failure that lands, so this slows a burst down; it never stops it dead.
+ * An attempt inside a delay gets the gateway's own `429 {error}` with `Retry-After`, and its
+ * password is not checked. Growing delays rather than a lockout, as OWASP's Authentication Cheat
+ * Sheet advises. An address that has no account is counted exactly like one that has, so the
+ * answers tell nobody whether an account exists; a success resets only its own address's count.
+ * Only a well-formed address is counted (nothing else can be an account), and records are keyed
+ * by a hash, so their size is fixed and no address is stored; they are deleted once forgotten.
+ *
+ * One document per count, incremented with `$inc`. Attempts sent at the same moment are all
+ * checked before any of them fails, on any database, and FerretDB may lose an increment when two
+ * land together: a burst of N parallel attempts can get N tries through one step. The delays still
+ * grow with every failure that lands; this slows a burst down, it never stops it dead.
  */
+import { createHash } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
+import { trusted } from '@cs/mongo';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 
 export const FREE_FAILURES = 5;
+export const ACCOUNT_FREE_FAILURES = 50;
 export const FIRST_DELAY_MS = 2000;
 export const MAX_DELAY_MS = 15 * 60_000;
-const FORGET_AFTER_MS = 60 * 60_000;
+export const ACCOUNT_MAX_DELAY_MS = 60_000;
+/** Failures older than this are forgotten (and their record pruned). */
+export const FORGET_AFTER_MS = 60 * 60_000;
+/** How long an address that logged in to an account stays known to it. */
+export const KNOWN_FOR_MS = 30 * 24 * 60 * 60_000;
 
 interface FailureRecord {
-  /** The normalized e-mail address. */
+  /** A hash of what is counted: the account, or the account and an address. */
   _id: string;
   failures: number;
   lastFailureAt: Date;
+}
+
+interface KnownRecord {
+  /** A hash of the account and the address. */
+  _id: string;
+  at: Date;
 }
 
 const failureSchema = new Schema<FailureRecord>(
   { _id: { type: String, required: true }, failures: { type: Number, required: true }, lastFailureAt: Date },
   { strict: 'throw', versionKey: false, collection: 'login_failures' },
 );
+const knownSchema = new Schema<KnownRecord>(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { strict: 'throw', versionKey: false, collection: 'login_known' },
+);
 
-/** How long after its last failure an account must wait, given how many failures it has. */
-export function delayAfter(failures: number): number {
-  if (failures < FREE_FAILURES) return 0;
-  return Math.min(FIRST_DELAY_MS * 2 ** (failures - FREE_FAILURES), MAX_DELAY_MS);
+/** How long after its last failure a count must wait, given its failures, threshold and cap. */
+export function delayAfter(failures: number, free = FREE_FAILURES, cap = MAX_DELAY_MS): number {
+  if (failures < free) return 0;
+  return Math.min(FIRST_DELAY_MS * 2 ** Math.min(failures - free, 30), cap);
 }
 
+const key = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('base64url');
+
 export interface LoginThrottle {
-  /** Throws the 429 when this address must still wait. */
-  check(email: string): Promise<void>;
-  failed(email: string): Promise<void>;
-  succeeded(email: string): Promise<void>;
+  /** Throws the 429 when this account must still wait, from this client address. */
+  check(email: string, address: string): Promise<void>;
+  failed(email: string, address: string): Promise<void>;
+  succeeded(email: string, address: string): Promise<void>;
+  /**
+   * Deletes what has been forgotten: failures of more than an hour ago, addresses known for
+   * longer than KNOWN_FOR_MS. Returns how many records went.
+   */
+  prune(): Promise<number>;
+  /** Prunes every `intervalMs` (10 minutes by default); returns the function that stops it. */
+  startPruning(onError: (err: unknown) => void, intervalMs?: number): () => void;
 }
 
 export function createLoginThrottle(connection: Connection, now: () => number = Date.now): LoginThrottle {
   const failures: Model<FailureRecord> =
     (connection.models.LoginFailure as Model<FailureRecord> | undefined) ??
     connection.model<FailureRecord>('LoginFailure', failureSchema);
+  const known: Model<KnownRecord> =
+    (connection.models.LoginKnown as Model<KnownRecord> | undefined) ??
+    connection.model<KnownRecord>('LoginKnown', knownSchema);
 
-  return {
-    async check(email) {
-      const record = await failures.findById(email).lean();
-      if (!record) return;
-      const since = now() - record.lastFailureAt.getTime();
-      if (since >= FORGET_AFTER_MS) return;
-      const wait = delayAfter(record.failures) - since;
-      if (wait > 0) {
+  /** How long this count must still wait, in ms (0: not at all). */
+  const wait = async (id: string, free: number, cap: number): Promise<number> => {
+    const record = await failures.findById(id).lean();
+    if (!record) return 0;
+    const since = now() - record.lastFailureAt.getTime();
+    return since >= FORGET_AFTER_MS ? 0 : Math.max(0, delayAfter(record.failures, free, cap) - since);
+  };
+
+  const count = async (id: string, at: Date) => {
+    const record = await failures.findById(id, { lastFailureAt: 1 }).lean();
+    const stale = record !== null && at.getTime() - record.lastFailureAt.getTime() >= FORGET_AFTER_MS;
+    await failures.updateOne(
+      { _id: id },
+      stale ? { $set: { failures: 1, lastFailureAt: at } } : { $inc: { failures: 1 }, $set: { lastFailureAt: at } },
+      { upsert: true },
+    );
+  };
+
+  const throttle: LoginThrottle = {
+    async check(email, address) {
+      let ms = await wait(key('pair', email, address), FREE_FAILURES, MAX_DELAY_MS);
+      if (ms === 0) {
+        const isKnown = await known.exists({
+          _id: key('known', email, address),
+          at: trusted({ $gt: new Date(now() - KNOWN_FOR_MS) }),
+        });
+        if (!isKnown) ms = await wait(key('account', email), ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_DELAY_MS);
+      }
+      if (ms > 0) {
         throw new HttpError(429, httpMessages.tooManyRequests, {
-          headers: { 'Retry-After': String(Math.ceil(wait / 1000)) },
+          headers: { 'Retry-After': String(Math.ceil(ms / 1000)) },
         });
       }
     },
 
-    async failed(email) {
+    async failed(email, address) {
       const at = new Date(now());
-      const record = await failures.findById(email, { lastFailureAt: 1 }).lean();
-      const stale = record !== null && at.getTime() - record.lastFailureAt.getTime() >= FORGET_AFTER_MS;
-      await failures.updateOne(
-        { _id: email },
-        stale ? { $set: { failures: 1, lastFailureAt: at } } : { $inc: { failures: 1 }, $set: { lastFailureAt: at } },
-        { upsert: true },
-      );
+      await Promise.all([count(key('pair', email, address), at), count(key('account', email), at)]);
     },
 
-    async succeeded(email) {
-      await failures.deleteOne({ _id: email });
+    async succeeded(email, address) {
+      await Promise.all([
+        failures.deleteOne({ _id: key('pair', email, address) }),
+        known.updateOne({ _id: key('known', email, address) }, { $set: { at: new Date(now()) } }, { upsert: true }),
+      ]);
+    },
+
+    async prune() {
+      const [forgotten, unknown] = await Promise.all([
+        failures.deleteMany({ lastFailureAt: trusted({ $lt: new Date(now() - FORGET_AFTER_MS) }) }),
+        known.deleteMany({ at: trusted({ $lt: new Date(now() - KNOWN_FOR_MS) }) }),
+      ]);
+      return forgotten.deletedCount + unknown.deletedCount;
+    },
+
+    startPruning(onError, intervalMs = 10 * 60_000) {
+      const timer = setInterval(() => void throttle.prune().catch(onError), intervalMs);
+      timer.unref();
+      return () => clearInterval(timer);
     },
   };
+  return throttle;
 }

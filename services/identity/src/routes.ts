@@ -1,6 +1,10 @@
 import { type AppState, bodyOf, failureMessage } from '@cs/koa';
 import Router from '@koa/router';
 import type { Accounts } from './accounts';
+
+/** The client's address, set by the gateway (which drops any a client sends: x-internal-*). */
+export const CLIENT_ADDRESS_HEADER = 'x-internal-client-address';
+
 import { messages, readCredentials } from './credentials';
 
 export function authRoutes(accounts: Accounts): Router<AppState> {
@@ -13,7 +17,7 @@ export function authRoutes(accounts: Accounts): Router<AppState> {
   });
 
   router.post('/login', failureMessage(messages.loginFailed), async (ctx) => {
-    const token = await accounts.login(readCredentials(bodyOf(ctx)));
+    const token = await accounts.login(readCredentials(bodyOf(ctx)), ctx.get(CLIENT_ADDRESS_HEADER) || 'unknown');
     ctx.body = { token };
   });
 

@@ -5,5 +5,9 @@ import { readConfig } from './config';
 void runService({
   name: 'identity',
   readConfig,
-  build: async (deps) => ({ app: await createApp(deps) }),
+  build: async (deps) => {
+    const { app, throttle } = await createApp(deps);
+    const stopPruning = throttle.startPruning((err) => deps.logger.warn({ err }, 'could not prune login failures'));
+    return { app, onClose: async () => stopPruning() };
+  },
 });

@@ -1,5 +1,6 @@
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { createApp } from '../src/app';
+import type { LoginThrottle } from '../src/login-throttle';
 import { type UserModel, userModel } from '../src/model';
 
 export const TEST_CONFIG = { JWT_SECRET: TEST_JWT_SECRET, JWT_EXPIRES_IN: '1h', BCRYPT_COST: 4 };
@@ -7,6 +8,7 @@ export const TEST_CONFIG = { JWT_SECRET: TEST_JWT_SECRET, JWT_EXPIRES_IN: '1h', 
 export interface IdentityHarness {
   http: ReturnType<typeof api>;
   users: UserModel;
+  throttle: LoginThrottle;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
 }
@@ -15,12 +17,12 @@ export interface IdentityHarness {
 export async function startIdentity(file: string, config: Partial<typeof TEST_CONFIG> = {}): Promise<IdentityHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('identity');
-  const app = await createApp({
+  const { app, throttle } = await createApp({
     config: { ...TEST_CONFIG, ...config },
     connection: db.connection,
     logger: logs.logger,
   });
-  return { http: api(app.callback()), users: userModel(db.connection), db, logs };
+  return { http: api(app.callback()), users: userModel(db.connection), throttle, db, logs };
 }
 
 let counter = 0;
