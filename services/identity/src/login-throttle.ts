@@ -68,6 +68,20 @@ export function delayAfter(failures: number, free = FREE_FAILURES, cap = MAX_DEL
 
 const key = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('base64url');
 
+/**
+ * An upsert, once more when it lost a race to create the document: two logins of one account at
+ * the same moment both find none and both insert, and the second gets a duplicate key (FerretDB
+ * does not retry that itself). The second try finds the document and updates it.
+ */
+async function upsert(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 11000) throw err;
+    await write();
+  }
+}
+
 export interface LoginThrottle {
   /** Throws the 429 when this account must still wait, from this client address. */
   check(email: string, address: string): Promise<void>;
@@ -101,10 +115,12 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
   const count = async (id: string, at: Date) => {
     const record = await failures.findById(id, { lastFailureAt: 1 }).lean();
     const stale = record !== null && at.getTime() - record.lastFailureAt.getTime() >= FORGET_AFTER_MS;
-    await failures.updateOne(
-      { _id: id },
-      stale ? { $set: { failures: 1, lastFailureAt: at } } : { $inc: { failures: 1 }, $set: { lastFailureAt: at } },
-      { upsert: true },
+    await upsert(() =>
+      failures.updateOne(
+        { _id: id },
+        stale ? { $set: { failures: 1, lastFailureAt: at } } : { $inc: { failures: 1 }, $set: { lastFailureAt: at } },
+        { upsert: true },
+      ),
     );
   };
 
@@ -132,8 +148,12 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
 
     async succeeded(email, address) {
       await Promise.all([
-        failures.deleteOne({ _id: key('pair', email, address) }),
-        known.updateOne({ _id: key('known', email, address) }, { $set: { at: new Date(now()) } }, { upsert: true }),
+        // Set to nothing rather than deleted: a record, once created, stays until the prune, so
+        // only its creation can race (see upsert).
+        failures.updateOne({ _id: key('pair', email, address) }, { $set: { failures: 0 } }),
+        upsert(() =>
+          known.updateOne({ _id: key('known', email, address) }, { $set: { at: new Date(now()) } }, { upsert: true }),
+        ),
       ]);
     },
 

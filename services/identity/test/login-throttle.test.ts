@@ -30,6 +30,25 @@ describe('the login throttle’s delays', () => {
   });
 });
 
+describe('logins of one account at the same moment', () => {
+  it('when 12 log in at once, right and wrong, then each gets 200 or 401: none loses the race to create a record', async () => {
+    const email = uniqueEmail('together');
+    await h.http.post('/api/auth/register').send({ email, password: 'the right password' }).expect(201);
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          h.http
+            .post('/api/auth/login')
+            .set('x-internal-client-address', `203.0.113.${round}`)
+            .send({ email, password: i % 2 === 0 ? 'the right password' : `wrong ${i}` }),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([...Array(6).fill(200), ...Array(6).fill(401)]);
+      await h.db.connection.collection('login_failures').deleteMany({});
+    }
+  });
+});
+
 describe('the login throttle’s records', () => {
   const failures = () =>
     h.db.connection.collection<{ _id: string; failures: number; lastFailureAt: Date }>('login_failures');
