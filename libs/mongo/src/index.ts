@@ -109,6 +109,6 @@ export function watchReachability(
   });
 }
 
-export { after, type Cursor, decodeCursor, encodeCursor, NEWEST_FIRST, pageOf } from './pages';
+export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { trusted } from './trusted';
 export { createTurns, HOLD_MS, STALE_MS, type TurnSteps, type Turns, type Versioned } from './turns';

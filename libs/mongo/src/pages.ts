@@ -4,7 +4,7 @@
  * document when others are added meanwhile, and the hundredth page costs what the first does.
  * The cursor is opaque to clients: `<ms>.<id>` in base64url.
  */
-import { Types } from 'mongoose';
+import { type Model, type QueryFilter, Types } from 'mongoose';
 import { trusted } from './trusted';
 
 export interface Cursor {
@@ -24,6 +24,37 @@ export function decodeCursor(raw: string): Cursor | undefined {
   const match = /^(\d{1,15})\.([0-9a-f]{24})$/.exec(Buffer.from(raw, 'base64url').toString());
   if (!match) return undefined;
   return { createdAt: new Date(Number(match[1])), id: new Types.ObjectId(match[2]) };
+}
+
+/** A page of a list, and the cursor of the next one when there is one. */
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
+interface Paged {
+  createdAt: Date;
+  _id: Types.ObjectId;
+}
+
+/**
+ * One page of `model`'s documents that match `filter`, newest first, starting after `start`:
+ * it reads one more than the page, to know whether there is a next one.
+ */
+export async function findPage<S, R extends Paged, T>(
+  model: Model<S>,
+  filter: QueryFilter<S>,
+  fields: string,
+  { limit, after: start }: { limit: number; after: Cursor | undefined },
+  map: (record: R) => T,
+): Promise<Page<T>> {
+  const records = await model
+    .find({ ...filter, ...after(start) } as QueryFilter<S>, fields)
+    .sort(NEWEST_FIRST)
+    .limit(limit + 1)
+    .lean<R[]>();
+  const page = pageOf(records, limit);
+  return { items: page.items.map(map), ...(page.next ? { next: page.next } : {}) };
 }
 
 /** The filter of what sorts after `cursor` in NEWEST_FIRST; nothing without one. */

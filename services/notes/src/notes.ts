@@ -10,7 +10,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { after, type Cursor, NEWEST_FIRST, pageOf, type Turns } from '@cs/mongo';
+import { type Cursor, findPage, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
@@ -85,17 +85,8 @@ export function createNotes({
     },
 
     /** One page of the caller's notes, newest first, and the cursor after it when there are more. */
-    async list(
-      authorId: string,
-      { limit, after: start }: PageQuery<Cursor>,
-    ): Promise<{ items: Note[]; next?: string }> {
-      const records = await notes
-        .find({ authorId, ...after(start) }, NOTE_FIELDS)
-        .sort(NEWEST_FIRST)
-        .limit(limit + 1)
-        .lean<NoteRecord[]>();
-      const page = pageOf(records, limit);
-      return { items: page.items.map(toNote), next: page.next };
+    async list(authorId: string, query: PageQuery<Cursor>): Promise<Page<Note>> {
+      return findPage(notes, { authorId }, NOTE_FIELDS, query, toNote);
     },
 
     async get(id: string, authorId: string): Promise<Note> {

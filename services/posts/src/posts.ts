@@ -6,7 +6,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { after, type Cursor, NEWEST_FIRST, pageOf, type Turns } from '@cs/mongo';
+import { type Cursor, findPage, NEWEST_FIRST, type Page, type Turns } from '@cs/mongo';
 import type { QueryFilter } from 'mongoose';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
@@ -79,17 +79,8 @@ export function createPosts(posts: PostModel, turns: Turns) {
     },
 
     /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */
-    async listMine(
-      authorId: string,
-      { limit, after: start }: PageQuery<Cursor>,
-    ): Promise<{ items: Post[]; next?: string }> {
-      const records = await posts
-        .find({ authorId, ...after(start) }, POST_FIELDS)
-        .sort(NEWEST_FIRST)
-        .limit(limit + 1)
-        .lean<PostRecord[]>();
-      const page = pageOf(records, limit);
-      return { items: page.items.map(toPost), next: page.next };
+    async listMine(authorId: string, query: PageQuery<Cursor>): Promise<Page<Post>> {
+      return findPage(posts, { authorId }, POST_FIELDS, query, toPost);
     },
 
     /** A published post to anyone; a draft only to its author. Anything else is 404. */
