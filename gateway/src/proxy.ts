@@ -1,5 +1,7 @@
+import { type LookupAddress, lookup } from 'node:dns';
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { messages } from '@cs/errors';
 import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
@@ -11,9 +13,10 @@ export interface ProxyOptions {
   name: string;
   timeoutMs: number;
   /**
-   * How long a refused connection is retried before the answer is 502: long enough for a
-   * restarted service to come back on its port. An upstream refusing for longer than this is
-   * down, and its requests fail at once until it answers again.
+   * How long a request that could not reach the upstream (refused, or its name or address gone)
+   * is retried before the answer is 502: long enough for a restarted or replaced service to come
+   * back. An upstream unreachable for longer than this is down, and its requests fail at once
+   * until it answers again.
    */
   retryWindowMs: number;
   /** Whether the services' `Server-Timing` (database and app time) reaches clients. */
@@ -23,23 +26,79 @@ export interface ProxyOptions {
 
 export type UpstreamProxy = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** How many connections each upstream name has been given: whose turn the next one is. */
+const turns = new Map<string, number>();
+
+/**
+ * Resolves an upstream's name to every address it has, each new connection starting at the next
+ * one in turn. A service scaled to several replicas has one name and an address per replica
+ * (Compose's DNS, a Kubernetes headless service); the system resolver sorts them the same way
+ * every time, so with its first answer every connection would go to one replica. Node connects
+ * to the addresses in the order given and moves on to the next when one refuses
+ * (`autoSelectFamily`, on by default), so a replica being replaced costs no request either.
+ */
+export const nextReplicaFirst: LookupFunction = (hostname, options, callback) => {
+  lookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err, []);
+    const sorted = [...addresses].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+    const turn = turns.get(hostname) ?? 0;
+    turns.set(hostname, turn + 1);
+    const from = sorted.length > 0 ? turn % sorted.length : 0;
+    const ordered = [...sorted.slice(from), ...sorted.slice(0, from)];
+    if (options.all) return callback(null, ordered);
+    const [first] = ordered;
+    if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+    callback(null, first.address, first.family);
+  });
+};
+
+/**
+ * How many requests the gateway sends over one upstream connection before it closes it and opens
+ * another. A pool of busy connections would otherwise never open a new one, and a replica added
+ * under steady load would get nothing from it; each new connection goes to any replica there is
+ * now (`nextReplicaFirst`). A new connection on a local network every 100 requests costs little.
+ */
+export const REQUESTS_PER_CONNECTION = 100;
+
 /**
  * One keep-alive pool per upstream. Idle sockets are retired a second before the services'
  * announced keep-alive timeout (`Keep-Alive: timeout=5`, which the agent would honour anyway), so
  * we never write a request onto a socket the service is closing, whether on a quiet moment or
- * while it drains for a restart (libs/lifecycle keeps open connections until then).
+ * while it drains for a restart (libs/lifecycle keeps open connections until then). A socket that
+ * has carried REQUESTS_PER_CONNECTION requests is closed by us when it comes back to the pool
+ * (`keepSocketAlive`, Node's hook for that), while nothing is being written onto it.
  */
+class UpstreamAgent extends Agent {
+  private readonly uses = new WeakMap<Duplex, number>();
+
+  /** False: Node destroys the socket instead of pooling it. */
+  override keepSocketAlive(socket: Duplex): boolean {
+    const uses = (this.uses.get(socket) ?? 0) + 1;
+    this.uses.set(socket, uses);
+    if (uses >= REQUESTS_PER_CONNECTION) return false;
+    super.keepSocketAlive(socket); // keep-alive probes and the idle timeout; Node's returns true
+    return true;
+  }
+}
+
 function keepAliveAgent(): Agent {
-  return new Agent({
+  return new UpstreamAgent({
     keepAlive: true,
     keepAliveMsecs: 1000,
     maxSockets: 256,
     maxFreeSockets: 64,
     timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
+    lookup: nextReplicaFirst,
   });
 }
 
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
+/**
+ * Errors that mean the request never reached a service: nothing listens on its address (a
+ * process restarting), its name resolves to nothing, or its address is gone (a container being
+ * replaced). Resending is safe for every method.
+ */
+const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** Methods whose repetition changes nothing more than the first time (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
@@ -102,8 +161,8 @@ interface Attempts {
 }
 
 /**
- * Sends a request to one upstream and streams the answer back. A refused connection (the
- * request never reached the service: it is restarting) is retried with backoff within the
+ * Sends a request to one upstream and streams the answer back. A request that never reached the
+ * service (`NOT_REACHED`: it is restarting or being replaced) is retried with backoff within the
  * retry window, for every method, since the body is held; a connection reset on a reused
  * keep-alive socket before any answer is retried once, for idempotent methods only. Otherwise a
  * broken connection is a JSON 502, and no answer within `timeoutMs` a JSON 504. Nothing hangs.
@@ -117,17 +176,17 @@ export function createUpstreamProxy({
   logger,
 }: ProxyOptions): UpstreamProxy {
   const attempts = new WeakMap<IncomingMessage, Attempts>();
-  /** Since when every new connection to the upstream has been refused; unset once it answers. */
-  let refusedSince: number | undefined;
+  /** Since when no new connection has reached the upstream; unset once it answers. */
+  let unreachableSince: number | undefined;
 
   const retryDelay = (req: IncomingMessage, err: NodeJS.ErrnoException, res: ServerResponse): number | undefined => {
     const state = attempts.get(req);
     // (The request stream itself is destroyed once read; the client is gone when its socket is.)
     if (!state || res.headersSent || res.destroyed || req.socket.destroyed) return undefined;
     const now = Date.now();
-    if (err.code === 'ECONNREFUSED') {
-      refusedSince ??= now;
-      if (now - refusedSince > retryWindowMs) return undefined;
+    if (NOT_REACHED.has(err.code ?? '')) {
+      unreachableSince ??= now;
+      if (now - unreachableSince > retryWindowMs) return undefined;
       const delay = Math.min(50 * 2 ** (state.count - 1), 400);
       return now + delay - state.firstAt <= retryWindowMs ? delay : undefined;
     }
@@ -152,7 +211,7 @@ export function createUpstreamProxy({
         if (body) proxyReq.write(body);
       },
       proxyRes(proxyRes, req) {
-        refusedSince = undefined;
+        unreachableSince = undefined;
         // Headers are copied to the client's answer after this event.
         if (privateRequests.has(req)) proxyRes.headers['cache-control'] = 'no-store';
         if (!serverTiming) delete proxyRes.headers['server-timing'];
@@ -164,6 +223,9 @@ export function createUpstreamProxy({
         if (delay !== undefined) {
           const state = attempts.get(req) as Attempts;
           state.count += 1;
+          // Each attempt adds the proxy's listeners to the client's response until it ends; a
+          // request retried through a long window (about 30 attempts in 10 s) is not a leak.
+          if (state.count >= 8) res.setMaxListeners(Math.max(res.getMaxListeners(), state.count + 8));
           logger.debug(
             { upstream: name, code, attempt: state.count, requestId: req.headers['x-request-id'] },
             'retrying',

@@ -79,11 +79,17 @@ export async function echoUpstream({ delayMs = 0, answer = true, port = 0, reset
     });
   });
   server.keepAliveTimeout = 65_000;
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
   const listenPort = port || (await freePort());
   await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${listenPort}`,
     seen,
+    /** TCP connections accepted so far. */
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -97,4 +97,18 @@ describe('retries at the gateway', () => {
     expect(post.status).toBe(502);
     expect(upstream.seen).toHaveLength(2);
   });
+
+  it('when requests keep coming, then the gateway opens a new upstream connection every 100 requests, so a new replica gets a share', async () => {
+    const upstream = await echoUpstream();
+    cleanup.push(() => upstream.close());
+    const gateway = await gatewayTo(upstream.url);
+
+    for (let i = 0; i < 250; i++) {
+      const res = await fetch(`${gateway.url}/api/posts/${i}`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    expect(upstream.seen).toHaveLength(250);
+    expect(upstream.connections()).toBe(3);
+  });
 });
