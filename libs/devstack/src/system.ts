@@ -49,7 +49,7 @@ export interface RunningSystem {
 }
 
 /**
- * Node's flags for every process, as the Dockerfiles set them (NODE_OPTIONS). Node 24 lets V8
+ * Node's flags for every process, as the Dockerfile sets them (NODE_OPTIONS). Node 24 lets V8
  * grow the young generation to suit the machine, and under steady load each process's RSS then
  * climbed by 50-100 MB in steps while its live heap stayed at 15-30 MB (bench/results/soak.md).
  * 16 MB semi-spaces, Node's long-standing default, keep RSS flat at the same throughput.
