@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Validates docker-compose.yml without a Docker engine: Debian's docker-compose parses and
-# interpolates it (`config`), and must refuse it when JWT_SECRET is missing.
+# Validates docker-compose.yml for the older client too: Debian's docker-compose 1.29 parses and
+# interpolates it (`config`), and must refuse it when JWT_SECRET is missing. Compose v2 builds and
+# runs it in scripts/compose-e2e.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -1,0 +1,659 @@
+/**
+ * The Compose deployment's end-to-end check (run by scripts/compose-e2e.sh, which installs the
+ * engine and the client, builds the stand-in images and tears everything down afterwards). On
+ * the stack that docker-compose.yml describes, built and started for real, it shows:
+ *  1. every image builds (size, build time) and runs as a non-root user (`id -u` inside);
+ *  2. the stack comes up healthy, the bucket set-up completes, and the host reaches only the
+ *     gateway's and storage's published ports;
+ *  3. the whole user journey through those ports, bytes to storage and back included;
+ *  4. each service rebuilt and recreated alone under mixed traffic, without a failed request;
+ *  5. posts scaled to three replicas under that traffic: every replica serves, nothing fails;
+ *  6. a killed process is restarted by Docker, and `down` then `up` keeps every record and object;
+ *  7. Compose refuses to start without JWT_SECRET, and no secret is in any image or in `docker
+ *     inspect` beyond the environment Compose was given.
+ * Prints each figure as it comes, writes them to $E2E_OUT/compose.{json,md}, and exits 1 when a
+ * check fails (after writing what it has).
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Compose, run, sleep } from './compose';
+import { type Outcome, SERVICE_OF, Traffic } from './traffic';
+
+const REPO_ROOT = join(__dirname, '..', '..', '..');
+const GATEWAY = need('GATEWAY_URL');
+const STORAGE = need('STORAGE_URL');
+const OUT = process.env.E2E_OUT ?? join(REPO_ROOT, 'bench', 'results');
+/** Every container's whole log, kept after the container is gone. */
+const LOGS = process.env.E2E_LOGS ?? join(REPO_ROOT, '.data', 'compose-e2e', 'logs');
+const STARTED_AT = Number(process.env.E2E_STARTED_AT ?? Date.now());
+/** What stands in for MongoDB in this run (the script says). */
+const DATABASE = process.env.E2E_DATABASE ?? 'mongo:7';
+
+/** Ours, in the order they are built and deployed; storage-setup shares files' image layers. */
+const BUILT = ['identity', 'posts', 'notes', 'files', 'storage-setup', 'gateway'] as const;
+const BEHIND_GATEWAY = ['identity', 'posts', 'notes', 'files'] as const;
+const ALL_RUNNING = ['mongo', 'storage', ...BEHIND_GATEWAY, 'gateway'] as const;
+/** Container ports that must not be reachable from the host. */
+const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004];
+
+const compose = new Compose();
+const project = need('COMPOSE_PROJECT_NAME');
+interface ImageFigures {
+  service: string;
+  image: string;
+  buildSeconds: number;
+  sizeMB: number;
+}
+
+/** What the run found: written as compose.json, and as compose.md by `markdown`. */
+interface Report {
+  database: string;
+  images?: ImageFigures[];
+  uids?: Record<string, number>;
+  [section: string]: unknown;
+}
+
+const report: Report = { database: DATABASE };
+const failures: string[] = [];
+
+function need(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set (scripts/compose-e2e.sh sets it)`);
+  return value;
+}
+
+function say(line: string): void {
+  process.stdout.write(`compose-e2e: ${line}\n`);
+}
+
+/** Records a broken promise; the run goes on so that the report shows everything. */
+function check(ok: boolean, what: string): void {
+  if (!ok) {
+    failures.push(what);
+    say(`FAILED: ${what}`);
+  }
+}
+
+const failed = (o: Outcome) => o.status < 200 || o.status >= 300;
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** The secrets that the run's env file gives Compose. */
+function secrets(): Record<string, string> {
+  const lines = readFileSync(compose.envFile, 'utf8').split('\n');
+  const value = (key: string) =>
+    lines
+      .find((l) => l.startsWith(`${key}=`))
+      ?.slice(key.length + 1)
+      .trim() ?? '';
+  return { JWT_SECRET: value('JWT_SECRET'), S3_SECRET_ACCESS_KEY: value('S3_SECRET_ACCESS_KEY') };
+}
+
+// 7 (first half): no container may start without the token secret.
+async function refusesWithoutSecret(): Promise<void> {
+  const missing = join(tmpdir(), `compose-e2e-${randomBytes(4).toString('hex')}.env`);
+  const kept = readFileSync(compose.envFile, 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('JWT_SECRET='));
+  writeFileSync(missing, kept.join('\n'));
+  const env = { ...process.env };
+  delete env.JWT_SECRET;
+  const r = await run(compose.compose, ['--env-file', missing, 'up', '-d', '--no-build'], { env });
+  rmSync(missing);
+  const created = await compose.containers();
+  const message = (r.stderr + r.stdout).trim().split('\n').pop() ?? '';
+  report.withoutJwtSecret = { exitCode: r.code, message, containersCreated: created.length };
+  say(`without JWT_SECRET: exit ${r.code}, "${message}", ${created.length} containers created`);
+  check(
+    r.code !== 0 && /JWT_SECRET/.test(message) && created.length === 0,
+    'Compose must refuse to start without JWT_SECRET',
+  );
+}
+
+// 1. Every image, built one after the other so the shared build stage is built once and reused.
+async function buildImages(): Promise<void> {
+  // With a .env in the build context, the layer check below proves .dockerignore keeps it out.
+  const contextEnv = join(REPO_ROOT, '.env');
+  const placed = !existsSync(contextEnv);
+  if (placed) copyFileSync(compose.envFile, contextEnv);
+  report.envFileInBuildContext = placed;
+  const images: ImageFigures[] = [];
+  try {
+    for (const service of BUILT) {
+      const started = Date.now();
+      await compose.exec(['build', service]);
+      const ms = Date.now() - started;
+      const size = Number(
+        (await compose.docker$(['image', 'inspect', '-f', '{{.Size}}', `${project}-${service}`])).trim(),
+      );
+      images.push({
+        service,
+        image: `${project}-${service}`,
+        buildSeconds: seconds(ms),
+        sizeMB: Math.round(size / 1e6),
+      });
+      say(`built ${service}: ${seconds(ms)} s, ${Math.round(size / 1e6)} MB`);
+    }
+  } finally {
+    if (placed) rmSync(contextEnv);
+  }
+  report.images = images;
+}
+
+// 2. Up, healthy, and only two ports published.
+async function up(): Promise<void> {
+  const started = Date.now();
+  await compose.exec(['up', '-d', '--wait']);
+  report.upSeconds = seconds(Date.now() - started);
+  say(`up and healthy in ${report.upSeconds} s`);
+
+  const containers = await compose.containers();
+  const setup = containers.find((c) => c.service === 'storage-setup');
+  check(setup?.status === 'exited' && setup.exitCode === 0, 'the bucket set-up must complete (exit 0)');
+  for (const service of ALL_RUNNING) {
+    const c = containers.find((x) => x.service === service);
+    check(c?.status === 'running' && c.health === 'healthy', `${service} must be running and healthy`);
+  }
+
+  const published = Object.fromEntries(
+    containers.filter((c) => Object.keys(c.published).length > 0).map((c) => [c.service, c.published]),
+  );
+  report.published = published;
+  say(`published: ${JSON.stringify(published)}`);
+  check(
+    JSON.stringify(Object.keys(published).sort()) === JSON.stringify(['gateway', 'storage']),
+    'only the gateway and storage may publish ports',
+  );
+
+  const reach: Record<string, string> = {};
+  for (const [name, url] of [
+    ['gateway /readyz', `${GATEWAY}/readyz`],
+    ['storage /healthz', `${STORAGE}/healthz`],
+  ] as const) {
+    const res = await fetch(url).catch(() => undefined);
+    reach[name] = res ? String(res.status) : 'unreachable';
+    check(res?.status === 200, `the host must reach ${name}`);
+  }
+  for (const port of UNPUBLISHED_PORTS) {
+    reach[`127.0.0.1:${port}`] = await tcpProbe(port);
+    check(reach[`127.0.0.1:${port}`] === 'refused', `nothing may answer on 127.0.0.1:${port}`);
+  }
+  report.hostReaches = reach;
+  say(`the host reaches: ${JSON.stringify(reach)}`);
+
+  const users: Record<string, number> = {};
+  for (const c of containers.filter((x) => x.status === 'running')) {
+    users[c.service] = Number((await compose.docker$(['exec', c.name, 'id', '-u'])).trim());
+  }
+  report.uids = users;
+  say(`id -u: ${JSON.stringify(users)}`);
+  for (const service of [...BEHIND_GATEWAY, 'gateway']) check(users[service] !== 0, `${service} must not run as root`);
+}
+
+function tcpProbe(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port, timeout: 2000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('open');
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve('timeout');
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code === 'ECONNREFUSED' ? 'refused' : String(err.code)),
+    );
+  });
+}
+
+interface Api {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function api(
+  path: string,
+  { method = 'GET', token, body }: { method?: string; token?: string; body?: unknown } = {},
+): Promise<Api> {
+  const res = await fetch(`${GATEWAY}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+function expectStatus(r: Api, status: number, what: string): Api {
+  if (r.status !== status) throw new Error(`${what}: wanted ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
+  return r;
+}
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+interface Kept {
+  email: string;
+  password: string;
+  postId: string;
+  postTitle: string;
+  noteId: string;
+  bytesSha: string;
+}
+
+/** Uploads bytes through a link the API gave, to the address in the link, with its headers. */
+async function upload(token: string, bytes: Buffer, filename: string): Promise<string> {
+  const link = expectStatus(
+    await api('/api/upload-url', {
+      method: 'POST',
+      token,
+      body: { contentType: 'image/png', filename, size: bytes.length },
+    }),
+    200,
+    'upload link',
+  ).body as { url: string; key: string; headers: Record<string, string> };
+  check(new URL(link.url).origin === STORAGE, `the upload link must name the published storage address (${link.url})`);
+  const put = await fetch(link.url, { method: 'PUT', headers: link.headers, body: bytes });
+  if (!put.ok) throw new Error(`PUT to storage: ${put.status} ${await put.text()}`);
+  return link.key;
+}
+
+async function download(token: string, noteId: string): Promise<{ url: string; bytes: Buffer }> {
+  const { url } = expectStatus(await api(`/api/notes/${noteId}/attachment`, { token }), 200, 'download link').body as {
+    url: string;
+  };
+  check(new URL(url).origin === STORAGE, `the download link must name the published storage address (${url})`);
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET from storage: ${res.status}`);
+  return { url, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+// 3. The user journey, through the published ports only.
+async function journey(): Promise<Kept> {
+  const started = Date.now();
+  const tag = `e2e${randomBytes(3).toString('hex')}`;
+  const email = `${tag}@example.com`;
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  expectStatus(await api('/api/auth/register', { method: 'POST', body: { email, password } }), 201, 'register');
+  const token = expectStatus(await api('/api/auth/login', { method: 'POST', body: { email, password } }), 200, 'login')
+    .body.token as string;
+
+  const postTitle = `Compose journey ${tag}`;
+  const post = expectStatus(
+    await api('/api/posts', {
+      method: 'POST',
+      token,
+      body: { title: postTitle, body: 'Written through the gateway.', tags: [tag] },
+    }),
+    201,
+    'create post',
+  ).body;
+  const postId = String(post._id ?? post.id);
+  expectStatus(
+    await api(`/api/posts/${postId}`, { method: 'PUT', token, body: { status: 'published' } }),
+    200,
+    'publish',
+  );
+  const found = expectStatus(await api(`/api/posts?tag=${tag}`), 200, 'find by tag').body.posts as { title: string }[];
+  check(found.length === 1 && found[0]?.title === postTitle, 'the published post must be found by its tag');
+
+  // One note whose attachment is deleted with it, and one kept for the persistence check.
+  const gone = randomBytes(64 * 1024);
+  const goneKey = await upload(token, gone, 'gone.png');
+  const goneNote = expectStatus(
+    await api('/api/notes', {
+      method: 'POST',
+      token,
+      body: { title: 'to delete', body: 'soon gone', attachmentKey: goneKey },
+    }),
+    201,
+    'create note',
+  ).body;
+  const goneId = String(goneNote._id ?? goneNote.id);
+  const fetched = await download(token, goneId);
+  check(sha256(fetched.bytes) === sha256(gone), 'the downloaded bytes must be the uploaded ones');
+
+  const kept = randomBytes(200 * 1024);
+  const keptKey = await upload(token, kept, 'kept.png');
+  const keptNote = expectStatus(
+    await api('/api/notes', {
+      method: 'POST',
+      token,
+      body: { title: 'kept', body: 'survives a restart', attachmentKey: keptKey },
+    }),
+    201,
+    'create kept note',
+  ).body;
+
+  const deletedAt = Date.now();
+  expectStatus(await api(`/api/notes/${goneId}`, { method: 'DELETE', token }), 204, 'delete note');
+  let objectGoneMs: number | undefined;
+  while (Date.now() - deletedAt < 60_000) {
+    const res = await fetch(fetched.url);
+    await res.arrayBuffer();
+    if (res.status === 404) {
+      objectGoneMs = Date.now() - deletedAt;
+      break;
+    }
+    await sleep(200);
+  }
+  check(objectGoneMs !== undefined, 'the deleted note’s object must be gone within a minute');
+  report.journey = {
+    seconds: seconds(Date.now() - started),
+    uploadedBytes: gone.length + kept.length,
+    bytesIdentical: sha256(fetched.bytes) === sha256(gone),
+    objectGoneAfterDeleteSeconds: objectGoneMs === undefined ? null : seconds(objectGoneMs),
+  };
+  say(`journey: ${JSON.stringify(report.journey)}`);
+  return { email, password, postId, postTitle, noteId: String(keptNote._id ?? keptNote.id), bytesSha: sha256(kept) };
+}
+
+/** Waits for the gateway's /readyz to answer 200. */
+async function gatewayReady(timeoutMs = 60_000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const res = await fetch(`${GATEWAY}/readyz`).catch(() => undefined);
+    await res?.arrayBuffer();
+    if (res?.status === 200) return Date.now() - started;
+    await sleep(200);
+  }
+  throw new Error(`the gateway's /readyz did not answer 200 within ${timeoutMs} ms`);
+}
+
+function describeFailures(outcomes: readonly Outcome[]): string[] {
+  return outcomes
+    .filter(failed)
+    .map((o) => `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || o.error} after ${o.ms} ms`);
+}
+
+// 4. Each service rebuilt and recreated alone, under traffic.
+async function deploys(traffic: Traffic): Promise<void> {
+  const rows: Record<string, unknown>[] = [];
+  let revision = 0;
+  for (const service of [...BEHIND_GATEWAY, 'gateway'] as const) {
+    revision += 1;
+    const [before] = await compose.containers(service);
+    const started = Date.now();
+    await compose.exec(['up', '-d', '--no-deps', '--build', service], { REVISION: `e2e-deploy-${revision}` });
+    const [after] = await compose.waitHealthy(service);
+    const healthyAt = Date.now();
+    await sleep(2000);
+    const during = traffic.between(started, Date.now());
+    const mine = during.filter((o) => service === 'gateway' || SERVICE_OF[o.op] === service);
+    const label = (
+      await compose.docker$([
+        'inspect',
+        '-f',
+        '{{index .Config.Labels "org.opencontainers.image.revision"}}',
+        after?.name ?? '',
+      ])
+    ).trim();
+    const row = {
+      service,
+      recreated: before?.id !== after?.id,
+      revision: label,
+      upSeconds: seconds(healthyAt - started),
+      requests: during.length,
+      ofThisService: mine.length,
+      failed: during.filter(failed).length,
+      slowestMs: Math.max(0, ...mine.map((o) => o.ms)),
+      failures: describeFailures(during),
+    };
+    rows.push(row);
+    say(`deployed ${service}: ${JSON.stringify({ ...row, failures: row.failures.length })}`);
+    for (const f of row.failures) say(`  failed: ${f}`);
+    check(row.recreated && label === `e2e-deploy-${revision}`, `${service} must run the newly built image`);
+    if (service !== 'gateway') check(row.failed === 0, `no request may fail while ${service} is redeployed`);
+  }
+  report.deploys = rows;
+}
+
+/** How many requests each replica of a service logged since `sinceMs` (health checks aside). */
+async function servedPerReplica(service: string, sinceMs: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const c of (await compose.containers(service)).filter((x) => x.status === 'running')) {
+    counts[c.name] = (await compose.logs(c.name, sinceMs)).filter(
+      (l) => l.includes('"requestId"') && l.includes('"status"') && !/"path":"\/(healthz|readyz)"/.test(l),
+    ).length;
+  }
+  return counts;
+}
+
+// 5. Scale-out under the same traffic.
+async function scale(traffic: Traffic): Promise<void> {
+  const started = Date.now();
+  await compose.exec(['up', '-d', '--no-deps', '--scale', 'posts=3', 'posts']);
+  await compose.waitHealthy('posts', 3);
+  const scaledAt = Date.now();
+  await sleep(20_000);
+  const perReplica = await servedPerReplica('posts', scaledAt);
+  const downAt = Date.now();
+  await compose.exec(['up', '-d', '--no-deps', '--scale', 'posts=1', 'posts']);
+  await compose.waitHealthy('posts', 1);
+  await sleep(2000);
+  const during = traffic.between(started, Date.now());
+  report.scale = {
+    replicas: 3,
+    scaleUpSeconds: seconds(scaledAt - started),
+    servedPerReplicaIn20s: perReplica,
+    scaleDownSeconds: seconds(Date.now() - 2000 - downAt),
+    requests: during.length,
+    failed: during.filter(failed).length,
+    failures: describeFailures(during),
+  };
+  say(`scale: ${JSON.stringify(report.scale)}`);
+  const counts = Object.values(perReplica);
+  check(counts.length === 3 && counts.every((n) => n > 0), 'every posts replica must serve requests');
+  check(during.filter(failed).length === 0, 'no request may fail while posts scales to 3 and back');
+}
+
+// 6a. A killed process comes back.
+async function killAndRestart(): Promise<void> {
+  const [before] = await compose.waitHealthy('posts');
+  if (!before) throw new Error('no posts container');
+  const killedAt = Date.now();
+  // The container's main process, killed outright from the host (a crash; inside the container
+  // it is PID 1, which no signal from within can kill).
+  process.kill(before.pid, 'SIGKILL');
+  for (;;) {
+    const [now] = await compose.containers('posts');
+    if (now && now.restartCount > before.restartCount && now.status === 'running') break;
+    if (Date.now() - killedAt > 60_000) throw new Error('Docker did not restart the killed posts process');
+    await sleep(100);
+  }
+  const restartedAt = Date.now();
+  const readyAfter = await gatewayReady();
+  const [after] = await compose.containers('posts');
+  report.kill = {
+    service: 'posts',
+    restartCount: after?.restartCount,
+    restartedAfterSeconds: seconds(restartedAt - killedAt),
+    gatewayReadyAfterSeconds: seconds(restartedAt - killedAt + readyAfter),
+  };
+  say(`kill: ${JSON.stringify(report.kill)}`);
+  check(
+    after?.id === before.id && (after?.restartCount ?? 0) > before.restartCount,
+    'Docker must restart the killed process in its container',
+  );
+}
+
+// 6b. down (volumes kept) and up: everything is still there.
+async function persistence(kept: Kept, traffic: Traffic): Promise<void> {
+  await compose.exec(['down']);
+  const left = await compose.containers();
+  check(left.length === 0, '`down` must remove every container');
+  const started = Date.now();
+  await compose.exec(['up', '-d', '--wait']);
+  await gatewayReady();
+  const upSeconds = seconds(Date.now() - started);
+
+  const login = await api('/api/auth/login', { method: 'POST', body: { email: kept.email, password: kept.password } });
+  check(login.status === 200, `the journey's user must still log in (got ${login.status})`);
+  const token = login.body.token as string;
+  const post = await api(`/api/posts/${kept.postId}`);
+  check(post.status === 200 && post.body.title === kept.postTitle, 'the published post must still be there');
+  const { bytes } = await download(token, kept.noteId);
+  check(sha256(bytes) === kept.bytesSha, 'the kept note’s object must still hold the same bytes');
+  const verified = await traffic.verify();
+  report.persistence = {
+    upAgainSeconds: upSeconds,
+    loginStatus: login.status,
+    postStatus: post.status,
+    objectIdentical: sha256(bytes) === kept.bytesSha,
+    trafficWritesChecked: verified.checked,
+    problems: verified.problems,
+  };
+  say(`after down and up: ${JSON.stringify(report.persistence)}`);
+  check(verified.problems.length === 0, 'every write the traffic got a 2xx for must still read back');
+}
+
+/** Whether `needle` occurs anywhere in what `command args` writes to stdout (streamed). */
+async function streamContains(command: string, args: readonly string[], needles: readonly string[]): Promise<string[]> {
+  const wanted = needles.map((n) => Buffer.from(n));
+  const longest = Math.max(...wanted.map((w) => w.length));
+  const found = new Set<string>();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let tail = Buffer.alloc(0);
+    child.stdout.on('data', (chunk: Buffer) => {
+      const window = Buffer.concat([tail, chunk]);
+      wanted.forEach((w, i) => {
+        if (window.includes(w)) found.add(needles[i] as string);
+      });
+      tail = window.subarray(Math.max(0, window.length - longest + 1));
+    });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited ${code}`))));
+  });
+  return [...found];
+}
+
+// 7 (second half): where the secrets are, and are not.
+async function secretsStayPut(): Promise<void> {
+  const values = secrets();
+  const names = Object.keys(values);
+  const inEnv: Record<string, string[]> = {};
+  const elsewhere: string[] = [];
+  for (const c of await compose.containers()) {
+    const raw = structuredClone(c.raw) as { Config: { Env: unknown } };
+    raw.Config.Env = [];
+    const rest = JSON.stringify(raw);
+    for (const name of names) {
+      const value = values[name] as string;
+      if (c.env.some((e) => e.includes(value))) inEnv[c.service] = [...(inEnv[c.service] ?? []), name];
+      if (rest.includes(value)) elsewhere.push(`${name} in ${c.service}'s inspect output outside its environment`);
+    }
+  }
+  const images = [...new Set([...BUILT.map((s) => `${project}-${s}`)])];
+  const inHistory: string[] = [];
+  for (const image of images) {
+    const history = await compose.docker$(['history', '--no-trunc', '--format', '{{.CreatedBy}}', image]);
+    const inspect = await compose.docker$(['image', 'inspect', image]);
+    for (const name of names) {
+      const value = values[name] as string;
+      if (history.includes(value) || inspect.includes(value)) inHistory.push(`${name} in ${image}'s history or config`);
+    }
+  }
+  const inLayers = await streamContains(compose.docker, ['save', ...images], Object.values(values));
+  report.secrets = {
+    givenToContainers: inEnv,
+    outsideEnvironment: elsewhere,
+    inImageHistoryOrConfig: inHistory,
+    inImageLayers: inLayers.map((v) => names.find((n) => values[n] === v)),
+    imagesChecked: images,
+  };
+  say(`secrets: ${JSON.stringify(report.secrets)}`);
+  check(elsewhere.length === 0, 'no secret may appear in docker inspect outside the environment Compose gave');
+  check(inHistory.length === 0 && inLayers.length === 0, 'no secret may appear in any image');
+}
+
+function markdown(): string {
+  const lines = [
+    '# The Compose deployment, built and run (scripts/compose-e2e.sh)',
+    '',
+    `Run ${new Date().toISOString()} on a 2-core machine; MongoDB's place taken by ${DATABASE}.`,
+    `Wall time until the report: ${seconds(Date.now() - STARTED_AT)} s. Result: ${failures.length === 0 ? '**every check passed**' : `**${failures.length} checks failed**`}.`,
+    '',
+  ];
+  if (failures.length) lines.push(...failures.map((f) => `- FAILED: ${f}`), '');
+  if (report.images) {
+    lines.push('## 1. Images', '', '| service | build (s) | size (MB) | `id -u` |', '| --- | --- | --- | --- |');
+    for (const i of report.images) {
+      lines.push(
+        `| ${i.service} | ${i.buildSeconds} | ${i.sizeMB} | ${report.uids?.[i.service] ?? 'exits after set-up'} |`,
+      );
+    }
+    lines.push(
+      '',
+      `Third-party images: the database runs as uid ${report.uids?.mongo}, storage as uid ${report.uids?.storage}.`,
+      '',
+    );
+  }
+  const sections: [string, string][] = [
+    ['Refused without JWT_SECRET', 'withoutJwtSecret'],
+    ['2. Up and healthy (s)', 'upSeconds'],
+    ['2. Published ports', 'published'],
+    ['2. What the host reaches', 'hostReaches'],
+    ['3. The user journey', 'journey'],
+    ['4. Deploys under traffic', 'deploys'],
+    ['4-5. Traffic during the deploys and the scale-out', 'traffic'],
+    ['5. Scale-out', 'scale'],
+    ['6. A killed process', 'kill'],
+    ['6. down and up again', 'persistence'],
+    ['7. Secrets', 'secrets'],
+  ];
+  for (const [title, key] of sections) {
+    if (report[key] === undefined) continue;
+    lines.push(`## ${title}`, '', '```json', JSON.stringify(report[key], null, 2), '```', '');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function main(): Promise<void> {
+  let traffic: Traffic | undefined;
+  const stopFollowing = compose.followLogs(LOGS);
+  try {
+    await buildImages();
+    await refusesWithoutSecret();
+    await up();
+    const kept = await journey();
+
+    traffic = new Traffic({ baseUrl: GATEWAY, workers: 6, tag: `e2e-${randomBytes(3).toString('hex')}` });
+    await traffic.prepare();
+    traffic.start();
+    await sleep(3000);
+    await deploys(traffic);
+    await scale(traffic);
+    await traffic.stop();
+    report.traffic = Traffic.summarize(traffic.outcomes);
+    say(`traffic: ${JSON.stringify(report.traffic)}`);
+
+    await killAndRestart();
+    await persistence(kept, traffic);
+    await secretsStayPut();
+  } catch (err) {
+    failures.push(`stopped: ${(err as Error).message}`);
+    say(`FAILED: ${(err as Error).stack ?? err}`);
+    await traffic?.stop();
+  } finally {
+    stopFollowing();
+    report.failures = failures;
+    report.wallSeconds = seconds(Date.now() - STARTED_AT);
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, 'compose.json'), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(OUT, 'compose.md'), markdown());
+    say(
+      `wrote ${join(OUT, 'compose.md')}; ${failures.length === 0 ? 'every check passed' : `${failures.length} failed`}`,
+    );
+  }
+  process.exit(failures.length === 0 ? 0 : 1);
+}
+
+void main();
