@@ -9,7 +9,7 @@ import { createReleaseOutbox } from './release-outbox';
 import { noteRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT'>;
+  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'>;
   connection: Connection;
   logger: Logger;
 }
@@ -19,7 +19,11 @@ export async function createApp({ config, connection, logger }: Deps) {
   const pending = pendingReleaseModel(connection);
   await Promise.all([notes.init(), pending.init()]);
   const turns = await createTurns(connection);
-  const files = createFilesClient({ baseUrl: config.FILES_URL, timeoutMs: config.FILES_TIMEOUT });
+  const files = createFilesClient({
+    baseUrl: config.FILES_URL,
+    timeoutMs: config.FILES_TIMEOUT,
+    retryWindowMs: config.FILES_RETRY_WINDOW,
+  });
   const outbox = createReleaseOutbox({ pending, notes, files, turns, secret: config.JWT_SECRET, logger });
   const app = createServiceApp({
     logger,

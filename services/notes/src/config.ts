@@ -9,6 +9,11 @@ export const configSpec = {
   FILES_URL: env.url('http://127.0.0.1:4004'),
   /** How long a call to the files service may take before the operation answers 503. */
   FILES_TIMEOUT: env.durationMs('3s'),
+  /**
+   * How long a claim or a download link that could not reach files is sent again (files
+   * restarting, or its container being replaced) before the operation answers 503.
+   */
+  FILES_RETRY_WINDOW: env.durationMs('3s'),
   /** How often pending releases (the outbox) are retried. */
   OUTBOX_INTERVAL: env.durationMs('5s'),
 };

@@ -2,9 +2,23 @@
  * The notes service's view of the files service: three calls, each with a timeout, made with
  * the caller's own token so files checks ownership itself. Files being away is a 503 here,
  * never a hang; what files refuses comes back as a 4xx with its message.
+ *
+ * A claim or a download link that could not reach files at all (a restart, a container being
+ * replaced) is sent again within `retryWindowMs`, as the gateway does for its own calls; once
+ * files has been unreachable for longer than that, calls fail at once until it answers again.
+ * A release is not: the outbox sends it again later, and a delete never waits for files.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError } from '@cs/errors';
 import { messages } from './schemas';
+
+/** Errors of a call that never reached files: nothing listening, its name or address gone. */
+const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function notReached(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' && NOT_REACHED.has(code);
+}
 
 export interface FilesClient {
   claim(key: string, authorization: string): Promise<void>;
@@ -12,16 +26,45 @@ export interface FilesClient {
   release(key: string, authorization: string): Promise<void>;
 }
 
-export function createFilesClient({ baseUrl, timeoutMs }: { baseUrl: string; timeoutMs: number }): FilesClient {
-  async function call(path: string, key: string, authorization: string): Promise<Response> {
+export function createFilesClient({
+  baseUrl,
+  timeoutMs,
+  retryWindowMs = 0,
+}: {
+  baseUrl: string;
+  timeoutMs: number;
+  retryWindowMs?: number;
+}): FilesClient {
+  /** Since when no call has reached files; unset once one does. */
+  let unreachableSince: number | undefined;
+
+  async function send(path: string, key: string, authorization: string, retry: boolean): Promise<Response> {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fetch(`${baseUrl}/internal/uploads/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify({ key }),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        unreachableSince = undefined;
+        return res;
+      } catch (err) {
+        const now = Date.now();
+        if (!retry || !notReached(err)) throw err;
+        unreachableSince ??= now;
+        const delay = Math.min(50 * 2 ** (attempt - 1), 400);
+        if (now - unreachableSince > retryWindowMs || now + delay - started > retryWindowMs) throw err;
+        await sleep(delay);
+      }
+    }
+  }
+
+  async function call(path: string, key: string, authorization: string, retry = true): Promise<Response> {
     let res: Response;
     try {
-      res = await fetch(`${baseUrl}/internal/uploads/${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization },
-        body: JSON.stringify({ key }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      res = await send(path, key, authorization, retry);
     } catch (err) {
       throw new HttpError(503, messages.filesUnavailable, { cause: err, expose: true });
     }
@@ -59,7 +102,7 @@ export function createFilesClient({ baseUrl, timeoutMs }: { baseUrl: string; tim
     },
 
     async release(key, authorization) {
-      const res = await call('release', key, authorization);
+      const res = await call('release', key, authorization, false);
       await res.arrayBuffer();
       if (!res.ok) throw new HttpError(502, `files refused the release (${res.status})`, { expose: false });
     },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { eventually, type NotesHarness, newCaller, startNotes, upload } from './helpers';
+import { eventually, FILES_RETRY_WINDOW_MS, type NotesHarness, newCaller, startNotes, upload } from './helpers';
 
 let h: NotesHarness;
 const me = newCaller();
@@ -140,8 +140,31 @@ describe('attaching an uploaded file to a note', () => {
   });
 });
 
+describe('when the files service restarts', () => {
+  it('then an attachment sent while it is away is claimed once it is back, within the retry window', async () => {
+    const key = await upload(h, me);
+    await h.files.stop();
+    let restarted = false;
+    try {
+      const attach = h.http
+        .post('/api/notes')
+        .set(me.auth)
+        .send({ title: 'sent during a restart', attachmentKey: key });
+      const sent = attach.then((res) => res); // supertest sends on then()
+      await new Promise((r) => setTimeout(r, 300));
+      await h.files.start();
+      restarted = true;
+      const res = await sent;
+      expect(res.status).toBe(201);
+      expect(res.body.attachmentKey).toBe(key);
+    } finally {
+      if (!restarted) await h.files.start();
+    }
+  });
+});
+
 describe('when the files service is down', () => {
-  it('then deleting a note still answers 204 at once, and the object is removed once files is back', async () => {
+  it('then deleting a note still answers 204 at once, and the object is removed once files is back; an attachment answers 503 after the retry window, and the next at once', async () => {
     const key = await upload(h, me);
     const note = await h.http.post('/api/notes').set(me.auth).send({ title: 'outbox', attachmentKey: key });
     await h.files.stop();
@@ -156,9 +179,15 @@ describe('when the files service is down', () => {
       const plain = await h.http.post('/api/notes').set(me.auth).send({ title: 'still works' });
       expect(plain.status).toBe(201);
       expect((await h.http.get('/api/notes').set(me.auth)).status).toBe(200);
+      let started = Date.now();
       const attach = await h.http.post('/api/notes').set(me.auth).send({ title: 'x', attachmentKey: key });
       expect(attach.status).toBe(503);
       expect(attach.body).toEqual({ error: 'File service unavailable' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(FILES_RETRY_WINDOW_MS - 500);
+      started = Date.now();
+      const again = await h.http.post('/api/notes').set(me.auth).send({ title: 'x', attachmentKey: key });
+      expect(again.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(1000);
     } finally {
       await h.files.start();
     }

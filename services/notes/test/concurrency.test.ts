@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   h = await startNotes(__filename);
   const replica = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: h.files.url, FILES_TIMEOUT: 2000 },
+    config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: h.files.url, FILES_TIMEOUT: 2000, FILES_RETRY_WINDOW: 0 },
     connection: h.notes.db,
     logger: captureLogger('notes-replica').logger,
   });

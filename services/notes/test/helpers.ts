@@ -16,6 +16,12 @@ import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseMode
 import type { ReleaseOutbox } from '../src/release-outbox';
 
 /**
+ * How long the suite's notes app keeps resending a claim or a download link that cannot reach
+ * files: longer than the files process takes to start again here (1-4 s, under load).
+ */
+export const FILES_RETRY_WINDOW_MS = 8000;
+
+/**
  * The real files service as its own process (built `dist/`), on a port of its own, that a test
  * can stop and start again to play "files is down".
  */
@@ -91,7 +97,12 @@ export async function startNotes(file: string): Promise<NotesHarness> {
   let built: Awaited<ReturnType<typeof createApp>>;
   try {
     built = await createApp({
-      config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: files.url, FILES_TIMEOUT: 2000 },
+      config: {
+        JWT_SECRET: TEST_JWT_SECRET,
+        FILES_URL: files.url,
+        FILES_TIMEOUT: 2000,
+        FILES_RETRY_WINDOW: FILES_RETRY_WINDOW_MS,
+      },
       connection: db.connection,
       logger: logs.logger,
     });
