@@ -625,7 +625,13 @@ async function main(): Promise<void> {
     await up();
     const kept = await journey();
 
-    traffic = new Traffic({ baseUrl: GATEWAY, workers: 6, tag: `e2e-${randomBytes(3).toString('hex')}` });
+    traffic = new Traffic({
+      baseUrl: GATEWAY,
+      workers: 6,
+      tag: `e2e-${randomBytes(3).toString('hex')}`,
+      // Attachments too: notes calls files for each, so a files deploy is felt there as well.
+      mix: { attachNote: 4 },
+    });
     await traffic.prepare();
     traffic.start();
     await sleep(3000);

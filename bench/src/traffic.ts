@@ -18,6 +18,7 @@ export const OPS = [
   'listNotes',
   'login',
   'uploadUrl',
+  'attachNote',
 ] as const;
 export type OpName = (typeof OPS)[number];
 
@@ -35,6 +36,7 @@ export const SERVICE_OF: Record<OpName, 'identity' | 'posts' | 'notes' | 'files'
   listNotes: 'notes',
   login: 'identity',
   uploadUrl: 'files',
+  attachNote: 'notes',
 };
 
 /**
@@ -54,6 +56,8 @@ export const DEFAULT_MIX: Record<OpName, number> = {
   listNotes: 8,
   login: 3,
   uploadUrl: 3,
+  /** Off unless a run asks for it: needs storage reachable at the address in the upload link. */
+  attachNote: 0,
 };
 
 export interface Outcome {
@@ -277,6 +281,25 @@ export class Traffic {
       case 'createNote': {
         if (user.notes.length >= this.keep) return this.run('deleteNote', user, random, n);
         const fields = { title: `Note ${n}`, body: `Text ${randomBytes(8).toString('hex')}` };
+        return done(await this.create('notes', user.notes, token, fields));
+      }
+      case 'attachNote': {
+        // The whole attachment path: a link from files, the bytes to storage, and a note that
+        // notes only creates after files has claimed the key.
+        if (user.notes.length >= this.keep) return this.run('deleteNote', user, random, n);
+        const link = await this.fetch('/api/upload-url', {
+          method: 'POST',
+          token,
+          body: { contentType: 'text/plain', filename: `a${n}.txt`, size: 64 },
+        });
+        if (link.status !== 200) return done(link);
+        const { url, key, headers } = link.body as { url: string; key: string; headers: Record<string, string> };
+        const put = await fetch(url, { method: 'PUT', headers, body: randomBytes(32).toString('hex') }).then(
+          async (res) => ({ status: res.status, text: await res.text() }),
+          () => ({ status: 0, text: 'connection failed' }),
+        );
+        if (put.status !== 200) return done({ status: put.status, json: false, body: put.text, error: 'storage PUT' });
+        const fields = { title: `Attached ${n}`, body: 'with a file', attachmentKey: key };
         return done(await this.create('notes', user.notes, token, fields));
       }
       case 'updateNote': {
