@@ -132,6 +132,11 @@ DOCKER="$DOCKER" bash scripts/compose/standins.sh
 
 # --- The checks --------------------------------------------------------------------------------
 say "project $COMPOSE_PROJECT_NAME, gateway 127.0.0.1:$gateway_port, storage 127.0.0.1:$storage_port, database: $E2E_DATABASE"
+# In the background and waited for, so that a SIGTERM to this script stops the checks and tears
+# down at once (bash runs a trap only after a foreground child has exited).
 GATEWAY_URL="http://127.0.0.1:$gateway_port" STORAGE_URL="http://127.0.0.1:$storage_port" \
   E2E_DATABASE="$E2E_DATABASE" E2E_STARTED_AT="$started_ms" E2E_LOGS="$run_dir/logs" \
-  node bench/dist/src/compose-e2e.js
+  node bench/dist/src/compose-e2e.js &
+checks=$!
+trap 'kill "$checks" 2>/dev/null; exit 130' INT TERM
+wait "$checks"

@@ -616,9 +616,31 @@ function markdown(): string {
   return `${lines.join('\n')}\n`;
 }
 
+function writeReport(): void {
+  report.failures = failures;
+  report.wallSeconds = seconds(Date.now() - STARTED_AT);
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, 'compose.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(OUT, 'compose.md'), markdown());
+  say(
+    `wrote ${join(OUT, 'compose.md')}; ${failures.length === 0 ? 'every check passed' : `${failures.length} failed`}`,
+  );
+}
+
+/** Stops the log followers (`docker events`, `docker logs -f`) that main starts. */
+let stopFollowing = () => {};
+
+// Stopped from outside (the script's SIGTERM): what was found so far is still written.
+process.once('SIGTERM', () => {
+  stopFollowing();
+  failures.push('interrupted (SIGTERM) before every check ran');
+  writeReport();
+  process.exit(1);
+});
+
 async function main(): Promise<void> {
   let traffic: Traffic | undefined;
-  const stopFollowing = compose.followLogs(LOGS);
+  stopFollowing = compose.followLogs(LOGS);
   try {
     await buildImages();
     await refusesWithoutSecret();
@@ -650,14 +672,7 @@ async function main(): Promise<void> {
     await traffic?.stop();
   } finally {
     stopFollowing();
-    report.failures = failures;
-    report.wallSeconds = seconds(Date.now() - STARTED_AT);
-    mkdirSync(OUT, { recursive: true });
-    writeFileSync(join(OUT, 'compose.json'), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(OUT, 'compose.md'), markdown());
-    say(
-      `wrote ${join(OUT, 'compose.md')}; ${failures.length === 0 ? 'every check passed' : `${failures.length} failed`}`,
-    );
+    writeReport();
   }
   process.exit(failures.length === 0 ? 0 : 1);
 }
