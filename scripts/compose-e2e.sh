@@ -100,10 +100,26 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# A free port below the kernel's ephemeral range. The ports are chosen here and bound by Docker a
+# minute later, after the builds; a port from the ephemeral range (what listen(0) hands out) could
+# be given to another program in between, and once was: a test suite running alongside had its
+# storage server's port taken over by this run's published one.
+free_port() {
+  node -e '
+    const net = require("net");
+    const [low] = require("fs").readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const floor = Math.max(1024, Math.min(20000, low - 8000));
+    const attempt = (n) => {
+      if (n === 0) { console.error("no free port"); process.exit(1); }
+      const port = floor + Math.floor(Math.random() * (low - floor));
+      const s = net.createServer().once("error", () => attempt(n - 1)).listen(port, "127.0.0.1", () => { console.log(port); s.close(); });
+    };
+    attempt(50);'
+}
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 gateway_port="$(free_port)"
 storage_port="$(free_port)"
+while [ "$storage_port" = "$gateway_port" ]; do storage_port="$(free_port)"; done
 cat >"$COMPOSE_ENV_FILE" <<EOF
 JWT_SECRET=$(random_hex 32)
 S3_ACCESS_KEY_ID=e2e$(random_hex 4)
