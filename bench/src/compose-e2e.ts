@@ -265,6 +265,17 @@ async function upload(token: string, bytes: Buffer, filename: string): Promise<s
   return link.key;
 }
 
+/** Uploads `bytes` and creates a note that holds them; returns the note's id. */
+async function noteWithFile(token: string, bytes: Buffer, title: string): Promise<string> {
+  const attachmentKey = await upload(token, bytes, `${title}.png`);
+  const note = expectStatus(
+    await api('/api/notes', { method: 'POST', token, body: { title, body: 'with a file', attachmentKey } }),
+    201,
+    `create note "${title}"`,
+  ).body;
+  return String(note._id ?? note.id);
+}
+
 async function download(token: string, noteId: string): Promise<{ url: string; bytes: Buffer }> {
   const { url } = expectStatus(await api(`/api/notes/${noteId}/attachment`, { token }), 200, 'download link').body as {
     url: string;
@@ -306,31 +317,11 @@ async function journey(): Promise<Kept> {
 
   // One note whose attachment is deleted with it, and one kept for the persistence check.
   const gone = randomBytes(64 * 1024);
-  const goneKey = await upload(token, gone, 'gone.png');
-  const goneNote = expectStatus(
-    await api('/api/notes', {
-      method: 'POST',
-      token,
-      body: { title: 'to delete', body: 'soon gone', attachmentKey: goneKey },
-    }),
-    201,
-    'create note',
-  ).body;
-  const goneId = String(goneNote._id ?? goneNote.id);
+  const goneId = await noteWithFile(token, gone, 'gone');
   const fetched = await download(token, goneId);
   check(sha256(fetched.bytes) === sha256(gone), 'the downloaded bytes must be the uploaded ones');
-
   const kept = randomBytes(200 * 1024);
-  const keptKey = await upload(token, kept, 'kept.png');
-  const keptNote = expectStatus(
-    await api('/api/notes', {
-      method: 'POST',
-      token,
-      body: { title: 'kept', body: 'survives a restart', attachmentKey: keptKey },
-    }),
-    201,
-    'create kept note',
-  ).body;
+  const keptId = await noteWithFile(token, kept, 'kept');
 
   const deletedAt = Date.now();
   expectStatus(await api(`/api/notes/${goneId}`, { method: 'DELETE', token }), 204, 'delete note');
@@ -352,7 +343,7 @@ async function journey(): Promise<Kept> {
     objectGoneAfterDeleteSeconds: objectGoneMs === undefined ? null : seconds(objectGoneMs),
   };
   say(`journey: ${JSON.stringify(report.journey)}`);
-  return { email, password, postId, postTitle, noteId: String(keptNote._id ?? keptNote.id), bytesSha: sha256(kept) };
+  return { email, password, postId, postTitle, noteId: keptId, bytesSha: sha256(kept) };
 }
 
 /** Waits for the gateway's /readyz to answer 200. */
