@@ -115,7 +115,8 @@ async function refusesWithoutSecret(): Promise<void> {
 
 // 1. Every image, built one after the other so the shared build stage is built once and reused.
 async function buildImages(): Promise<void> {
-  // With a .env in the build context, the layer check below proves .dockerignore keeps it out.
+  // The secrets lie in the project directory as `.env` while the images build, where a
+  // developer's would: the layer search at the end then shows that a local .env reaches no image.
   const contextEnv = join(REPO_ROOT, '.env');
   const placed = !existsSync(contextEnv);
   if (placed) copyFileSync(compose.envFile, contextEnv);
