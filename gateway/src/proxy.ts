@@ -2,7 +2,7 @@ import { type LookupAddress, lookup } from 'node:dns';
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { LookupFunction, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { messages } from '@cs/errors';
+import { messages, notDelivered } from '@cs/errors';
 import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { createProxyMiddleware } from 'http-proxy-middleware';
@@ -93,12 +93,6 @@ function keepAliveAgent(): Agent {
 }
 
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
-/**
- * Errors that mean the request never reached a service: nothing listens on its address (a
- * process restarting), its name resolves to nothing, or its address is gone (a container being
- * replaced). Resending is safe for every method.
- */
-const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** Methods whose repetition changes nothing more than the first time (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
@@ -162,7 +156,7 @@ interface Attempts {
 
 /**
  * Sends a request to one upstream and streams the answer back. A request that never reached the
- * service (`NOT_REACHED`: it is restarting or being replaced) is retried with backoff within the
+ * service (`notDelivered`: it is restarting or being replaced) is retried with backoff within the
  * retry window, for every method, since the body is held; a connection reset on a reused
  * keep-alive socket before any answer is retried once, for idempotent methods only. Otherwise a
  * broken connection is a JSON 502, and no answer within `timeoutMs` a JSON 504. Nothing hangs.
@@ -184,7 +178,7 @@ export function createUpstreamProxy({
     // (The request stream itself is destroyed once read; the client is gone when its socket is.)
     if (!state || res.headersSent || res.destroyed || req.socket.destroyed) return undefined;
     const now = Date.now();
-    if (NOT_REACHED.has(err.code ?? '')) {
+    if (notDelivered(err)) {
       unreachableSince ??= now;
       if (now - unreachableSince > retryWindowMs) return undefined;
       const delay = Math.min(50 * 2 ** (state.count - 1), 400);

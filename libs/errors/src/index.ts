@@ -79,3 +79,20 @@ export function isUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Codes of a connection that never delivered a request: nothing listens at the address (a
+ * process restarting), the name resolves to nothing, or the address is gone (a container being
+ * replaced). Resending such a request is safe whatever its method.
+ */
+const NOT_DELIVERED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** True when a call failed before its request reached the other side (see above). Follows `cause`. */
+export function notDelivered(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string' && NOT_DELIVERED_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

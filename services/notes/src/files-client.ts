@@ -9,16 +9,8 @@
  * A release is not: the outbox sends it again later, and a delete never waits for files.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HttpError } from '@cs/errors';
+import { HttpError, notDelivered } from '@cs/errors';
 import { messages } from './schemas';
-
-/** Errors of a call that never reached files: nothing listening, its name or address gone. */
-const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-function notReached(err: unknown): boolean {
-  const code = (err as { cause?: { code?: unknown } }).cause?.code;
-  return typeof code === 'string' && NOT_REACHED.has(code);
-}
 
 export interface FilesClient {
   claim(key: string, authorization: string): Promise<void>;
@@ -52,7 +44,7 @@ export function createFilesClient({
         return res;
       } catch (err) {
         const now = Date.now();
-        if (!retry || !notReached(err)) throw err;
+        if (!retry || !notDelivered(err)) throw err;
         unreachableSince ??= now;
         const delay = Math.min(50 * 2 ** (attempt - 1), 400);
         if (now - unreachableSince > retryWindowMs || now + delay - started > retryWindowMs) throw err;
