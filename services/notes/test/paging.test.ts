@@ -14,6 +14,19 @@ afterAll(async () => {
   await h.close();
 });
 
+/** Writes `count` notes as the caller, one after the other; returns their ids, newest first. */
+async function writeNotes(
+  caller: ReturnType<typeof newCaller>,
+  count: number,
+  fields: (i: number) => Record<string, unknown>,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.unshift((await h.http.post('/api/notes').set(caller.auth).send(fields(i))).body._id);
+  }
+  return ids;
+}
+
 /** The path and query of a Link header's rel="next", or undefined. */
 function nextOf(link: string | undefined): string | undefined {
   return link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
@@ -22,17 +35,7 @@ function nextOf(link: string | undefined): string | undefined {
 describe('GET /api/notes, paged', () => {
   it('when a person has 25 notes, then the first page has the newest 20 and a Link to the other 5; the last page has none', async () => {
     const caller = newCaller();
-    const ids: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      ids.unshift(
-        (
-          await h.http
-            .post('/api/notes')
-            .set(caller.auth)
-            .send({ title: `note ${i}` })
-        ).body._id,
-      );
-    }
+    const ids = await writeNotes(caller, 25, (i) => ({ title: `note ${i}` }));
 
     const first = await h.http.get('/api/notes').set(caller.auth);
     expect(first.status).toBe(200);
@@ -48,17 +51,7 @@ describe('GET /api/notes, paged', () => {
   it('when notes of 99 kB are listed by 7, then every note comes exactly once, newest first, and no page holds more than 7', async () => {
     const caller = newCaller();
     const body = 'x'.repeat(99_000);
-    const ids: string[] = [];
-    for (let i = 0; i < 16; i++) {
-      ids.unshift(
-        (
-          await h.http
-            .post('/api/notes')
-            .set(caller.auth)
-            .send({ title: `big ${i}`, body })
-        ).body._id,
-      );
-    }
+    const ids = await writeNotes(caller, 16, (i) => ({ title: `big ${i}`, body }));
     // Someone else's notes never show up, whatever the cursor.
     await h.http.post('/api/notes').set(newCaller().auth).send({ title: 'not yours' });
 
