@@ -92,7 +92,11 @@ it('when storage is killed under load, then only storage operations answer JSON 
     return { ...answer, ms: Date.now() - t };
   };
   const uploadLink = await timed(() =>
-    traffic.fetch('/api/upload-url', { method: 'POST', token, body: { contentType: 'text/plain', filename: 'x.txt' } }),
+    traffic.fetch('/api/upload-url', {
+      method: 'POST',
+      token,
+      body: { contentType: 'text/plain', filename: 'x.txt', size: 1 },
+    }),
   );
   const attachmentLink = await timed(() => traffic.fetch(`/api/notes/${kept.id}/attachment`, { token }));
   const attachOnCreate = await timed(() =>

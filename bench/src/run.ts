@@ -335,7 +335,7 @@ async function main(): Promise<void> {
     });
 
     // 5. Upload links against a bare presign loop.
-    const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt' });
+    const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt', size: 1024 });
     const uploads = await scenario('5 upload links', () =>
       interleave([
         {

@@ -21,6 +21,7 @@ function under(path: string, prefix: string): boolean {
 
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
 const UPLOAD_URL = /^(?:\/api)?\/upload-url\/?$/;
+const MULTIPART = /^(?:\/api)?\/multipart-uploads(?:\/.*)?$/;
 
 function postsAuth(method: string, path: string): AuthRule {
   if (method === 'GET' || method === 'HEAD') {
@@ -35,6 +36,6 @@ export function resolveRoute(method: string, path: string): Route | undefined {
   if (under(path, '/api/posts')) return { upstream: 'posts', auth: postsAuth(method, path), limit: 'default' };
   if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (under(path, '/api/notes')) return { upstream: 'notes', auth: 'required', limit: 'default' };
-  if (UPLOAD_URL.test(path)) return { upstream: 'files', auth: 'required', limit: 'default' };
+  if (UPLOAD_URL.test(path) || MULTIPART.test(path)) return { upstream: 'files', auth: 'required', limit: 'default' };
   return undefined;
 }

@@ -54,9 +54,18 @@ describe('the gateway, in front of the real services', () => {
     }
 
     for (const path of ['/upload-url', '/api/upload-url']) {
-      const res = await http.post(path).set(auth).send({ contentType: 'text/plain', filename: 'a.txt' });
+      const res = await http.post(path).set(auth).send({ contentType: 'text/plain', filename: 'a.txt', size: 1 });
       expect(res.status).toBe(200);
       expect(res.body.key).toMatch(/^uploads\/[0-9a-f-]{36}\.txt$/);
+    }
+    for (const path of ['/multipart-uploads', '/api/multipart-uploads']) {
+      const body = { contentType: 'application/zip', filename: 'a.zip', size: 6 * 1024 * 1024 };
+      expect((await http.post(path).send(body)).status).toBe(401);
+      const created = await http.post(path).set(auth).send(body);
+      expect(created.status).toBe(201);
+      const upload = await http.get(`${path}/${created.body.uploadId}`).set(auth);
+      expect(upload.body).toMatchObject({ key: created.body.key, parts: [] });
+      await http.delete(`${path}/${created.body.uploadId}`).set(auth).expect(204);
     }
   });
 

@@ -64,6 +64,8 @@ interface OperationSpec {
   body?: Schema;
   query?: { name: string; description: string }[];
   pathId?: string;
+  /** A multipart upload's id in the path: anything that is not one of the caller's is 404. */
+  uploadId?: boolean;
   ok: { status: number; description: string; schema?: Schema };
   errors?: ErrorName[];
   /** A cacheable read: ETag on 200, and 304 when If-None-Match names it. */
@@ -101,6 +103,7 @@ function operation({
   body,
   query = [],
   pathId,
+  uploadId = false,
   ok,
   errors = [],
   cached = false,
@@ -127,6 +130,7 @@ function operation({
     names.add('BadRequest');
     names.add('NotFound');
   }
+  if (uploadId) names.add('NotFound');
   for (const n of ['TooManyRequests', 'ServerError', 'BadGateway', 'Unavailable', 'GatewayTimeout'] as const)
     names.add(n);
   const responses: Record<string, unknown> = {
@@ -153,6 +157,17 @@ function operation({
             required: true,
             description: pathId,
             schema: { type: 'string', pattern: s.OBJECT_ID_PATTERN },
+          },
+        ]
+      : []),
+    ...(uploadId
+      ? [
+          {
+            name: 'uploadId',
+            in: 'path',
+            required: true,
+            description: 'The id create answered (a UUID); another user’s is the same 404 as an unknown one.',
+            schema: { type: 'string' },
           },
         ]
       : []),
@@ -208,6 +223,58 @@ const uploadUrl = (id: string) => ({
   }),
 });
 
+/** Large files in parts, under one prefix or the other (`/api/…` is the same route). */
+function multipartPaths(prefix: string, idSuffix: string) {
+  const op = (spec: Omit<OperationSpec, 'tag' | 'auth'>) =>
+    operation({ ...spec, id: `${spec.id}${idSuffix}`, tag: 'files', auth: 'required' });
+  return {
+    [`${prefix}/multipart-uploads`]: {
+      post: op({
+        id: 'createMultipartUpload',
+        summary:
+          'Start a file in parts (straight to storage). The answer says the part size to use and how many parts there are.',
+        body: ref('UploadRequest'),
+        ok: { status: 201, description: 'The upload.', schema: ref('MultipartUpload') },
+      }),
+    },
+    [`${prefix}/multipart-uploads/{uploadId}`]: {
+      get: op({
+        id: 'getMultipartUpload',
+        summary: 'The upload and the parts storage already holds, to resume.',
+        uploadId: true,
+        ok: { status: 200, description: 'The upload, with `parts`.', schema: ref('MultipartUpload') },
+      }),
+      delete: op({
+        id: 'abortMultipartUpload',
+        summary: 'Abort the upload; storage keeps none of its parts. 409 once it is attached to a note.',
+        uploadId: true,
+        ok: { status: 204, description: 'Aborted (or already gone).' },
+        errors: ['Conflict'],
+      }),
+    },
+    [`${prefix}/multipart-uploads/{uploadId}/part-urls`]: {
+      post: op({
+        id: 'signUploadParts',
+        summary: 'Signed PUT links for parts, each with its exact Content-Length signed in (valid 300 s).',
+        uploadId: true,
+        body: ref('PartNumbers'),
+        ok: { status: 200, description: 'A link per part.', schema: ref('PartLinks') },
+        errors: ['Conflict'],
+      }),
+    },
+    [`${prefix}/multipart-uploads/{uploadId}/complete`]: {
+      post: op({
+        id: 'completeMultipartUpload',
+        summary:
+          'Join the parts, once storage holds exactly parts 1…partCount of their lengths; then attach the key to a note.',
+        uploadId: true,
+        ok: { status: 200, description: 'The object’s key and size.', schema: ref('CompletedUpload') },
+        errors: ['Conflict'],
+      }),
+    },
+  };
+}
+
 export const openApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -221,7 +288,7 @@ export const openApiDocument = {
     { name: 'auth', description: 'Register and log in.' },
     { name: 'posts', description: 'Posts: drafts, publishing, the public list.' },
     { name: 'notes', description: 'Notes owned by a user, with an optional attachment.' },
-    { name: 'files', description: 'Signed upload links.' },
+    { name: 'files', description: 'Signed upload links: one PUT, or a large file in parts.' },
     { name: 'health', description: 'Liveness and readiness.' },
   ],
   paths: {
@@ -360,6 +427,8 @@ export const openApiDocument = {
     '/api/notes/{id}/attachment': attachment('noteAttachmentApi'),
     '/upload-url': uploadUrl('uploadUrl'),
     '/api/upload-url': uploadUrl('uploadUrlApi'),
+    ...multipartPaths('', ''),
+    ...multipartPaths('/api', 'Api'),
     '/healthz': {
       get: {
         operationId: 'health',
@@ -402,6 +471,10 @@ export const openApiDocument = {
       PostPage: s.postPageSchema,
       Note: s.noteSchema,
       UploadLink: s.uploadLinkSchema,
+      PartNumbers: s.partNumbersSchema,
+      MultipartUpload: s.multipartUploadSchema,
+      PartLinks: s.partLinksSchema,
+      CompletedUpload: s.completedUploadSchema,
       DownloadLink: s.downloadLinkSchema,
       Health: s.healthSchema,
       Readiness: s.readinessSchema,

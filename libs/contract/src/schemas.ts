@@ -109,7 +109,7 @@ export const updateNoteSchema = {
 
 export const uploadRequestSchema = {
   type: 'object',
-  required: ['contentType', 'filename'],
+  required: ['contentType', 'filename', 'size'],
   properties: {
     contentType: { type: 'string', description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).' },
     filename: {
@@ -118,7 +118,29 @@ export const uploadRequestSchema = {
       maxLength: LIMITS.filenameMax,
       description: 'Only its extension is used.',
     },
-    size: { type: 'integer', minimum: 1, description: 'Bytes; signed into the link when given.' },
+    size: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length.',
+    },
+  },
+} as const;
+
+/** A multipart upload's id: the UUID in its key. */
+export const UPLOAD_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+export const partNumbersSchema = {
+  type: 'object',
+  required: ['partNumbers'],
+  properties: {
+    partNumbers: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: { type: 'integer', minimum: 1, maximum: 10_000 },
+      description: 'Parts to sign links for, each from 1 to the upload’s partCount.',
+    },
   },
 } as const;
 
@@ -200,23 +222,88 @@ export const noteSchema = {
   additionalProperties: false,
 } as const;
 
+const uploadKey = { type: 'string', pattern: '^uploads/[0-9a-f-]{36}\\.[a-z0-9]{1,16}$' } as const;
+
 export const uploadLinkSchema = {
   type: 'object',
   required: ['url', 'key', 'headers', 'expiresIn'],
   properties: {
     url: { type: 'string', format: 'uri' },
-    key: { type: 'string', pattern: '^uploads/[0-9a-f-]{36}\\.[a-z0-9]{1,16}$' },
+    key: uploadKey,
     headers: {
       type: 'object',
-      required: ['Content-Type'],
+      required: ['Content-Type', 'Content-Length', 'If-None-Match'],
       properties: {
         'Content-Type': { type: 'string' },
         'Content-Length': { type: 'string', pattern: '^[1-9][0-9]*$' },
+        'If-None-Match': { const: '*', description: 'The link only creates the object: a second PUT gets 412.' },
       },
       additionalProperties: false,
     },
     expiresIn: { type: 'integer', minimum: 1 },
   },
+  additionalProperties: false,
+} as const;
+
+export const multipartUploadSchema = {
+  type: 'object',
+  required: ['uploadId', 'key', 'size', 'partSize', 'partCount', 'completed'],
+  properties: {
+    uploadId: { type: 'string', pattern: UPLOAD_ID_PATTERN },
+    key: uploadKey,
+    size: { type: 'integer', minimum: 1 },
+    partSize: {
+      type: 'integer',
+      minimum: 5 * 1024 * 1024,
+      description: 'Every part but the last is exactly this long.',
+    },
+    partCount: { type: 'integer', minimum: 1, maximum: 10_000 },
+    completed: { type: 'boolean' },
+    parts: {
+      type: 'array',
+      description: 'The parts storage holds (on GET, while not completed): send only the others.',
+      items: {
+        type: 'object',
+        required: ['partNumber', 'size'],
+        properties: { partNumber: { type: 'integer', minimum: 1 }, size: { type: 'integer', minimum: 0 } },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+export const partLinksSchema = {
+  type: 'object',
+  required: ['parts', 'expiresIn'],
+  properties: {
+    parts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['partNumber', 'url', 'headers'],
+        properties: {
+          partNumber: { type: 'integer', minimum: 1 },
+          url: { type: 'string', format: 'uri' },
+          headers: {
+            type: 'object',
+            required: ['Content-Length'],
+            properties: { 'Content-Length': { type: 'string', pattern: '^[1-9][0-9]*$' } },
+            additionalProperties: false,
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    expiresIn: { type: 'integer', minimum: 1 },
+  },
+  additionalProperties: false,
+} as const;
+
+export const completedUploadSchema = {
+  type: 'object',
+  required: ['key', 'size'],
+  properties: { key: uploadKey, size: { type: 'integer', minimum: 1 } },
   additionalProperties: false,
 } as const;
 

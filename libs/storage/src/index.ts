@@ -4,14 +4,20 @@
  * generic message and the cause in the log; storage unreachable → 503).
  */
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListPartsCommand,
   PutBucketCorsCommand,
   PutObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { HttpError, isUnavailable } from '@cs/errors';
@@ -29,6 +35,13 @@ export interface StorageSettings {
   requestTimeoutMs?: number;
 }
 
+/** A part of a multipart upload, as storage lists it. */
+export interface StoredPart {
+  partNumber: number;
+  size: number;
+  etag: string;
+}
+
 export interface ObjectInfo {
   size: number;
   contentType: string | undefined;
@@ -37,6 +50,8 @@ export interface ObjectInfo {
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
+/** What storage answers for a multipart upload id it does not hold (never created, completed or aborted). */
+const NO_SUCH_UPLOAD = 'NoSuchUpload';
 /** What a download link's answer says about caching, whatever the object was stored with. */
 export const DOWNLOAD_CACHE_CONTROL = 'private, no-store';
 const MISCONFIGURED = new Set([
@@ -157,7 +172,6 @@ export class ObjectStorage {
     });
   }
 
-  /** Idempotent: deleting a missing object succeeds. */
   /**
    * Idempotent, as S3 defines it: an object already gone is deleted. Some S3 servers (versitygw)
    * answer NoSuchKey instead, which an SDK retry of a delete that did succeed also meets.
@@ -171,18 +185,112 @@ export class ObjectStorage {
   }
 
   /**
-   * A link for one PUT of exactly this content type (and length, when known). The presigner
-   * leaves content-type unsigned unless told, which would let any type through.
+   * A link for one PUT of exactly this content type and length, and only while no object is at
+   * the key: `If-None-Match: *` is signed in, so the link cannot put the object back over itself
+   * or replace it once attached (storage answers 412). The presigner leaves headers unsigned
+   * unless told, which would let any type or length through.
    */
-  signPut(key: string, { contentType, size, expiresIn }: { contentType: string; size?: number; expiresIn: number }) {
+  signPut(key: string, { contentType, size, expiresIn }: { contentType: string; size: number; expiresIn: number }) {
     const command = new PutObjectCommand({
       Bucket: this.bucket,
       Key: key,
       ContentType: contentType,
       ContentLength: size,
+      IfNoneMatch: '*',
     });
-    const signableHeaders = new Set(size === undefined ? ['content-type'] : ['content-type', 'content-length']);
+    const signableHeaders = new Set(['content-type', 'content-length', 'if-none-match']);
     return this.call(() => getSignedUrl(this.signer, command, { expiresIn, signableHeaders }));
+  }
+
+  /** Starts a multipart upload of an object of this content type; gives storage's upload id. */
+  createMultipartUpload(key: string, contentType: string): Promise<string> {
+    return this.call(async () => {
+      const out = await this.s3.send(
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+      );
+      if (!out.UploadId) throw new Error('storage answered CreateMultipartUpload without an UploadId');
+      return out.UploadId;
+    });
+  }
+
+  /** A link for one part of exactly `size` bytes: storage refuses any other length. */
+  signPart(
+    key: string,
+    uploadId: string,
+    { partNumber, size, expiresIn }: { partNumber: number; size: number; expiresIn: number },
+  ): Promise<string> {
+    const command = new UploadPartCommand({
+      Bucket: this.bucket,
+      Key: key,
+      UploadId: uploadId,
+      PartNumber: partNumber,
+      ContentLength: size,
+    });
+    return this.call(() =>
+      getSignedUrl(this.signer, command, { expiresIn, signableHeaders: new Set(['content-length']) }),
+    );
+  }
+
+  /** Every part storage holds for the upload, in order; undefined when storage holds no such upload. */
+  listParts(key: string, uploadId: string): Promise<StoredPart[] | undefined> {
+    return this.call(async () => {
+      const parts: StoredPart[] = [];
+      let marker: string | undefined;
+      try {
+        do {
+          const out = await this.s3.send(
+            new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }),
+          );
+          for (const part of out.Parts ?? []) {
+            parts.push({ partNumber: part.PartNumber ?? 0, size: part.Size ?? 0, etag: part.ETag ?? '' });
+          }
+          marker = out.IsTruncated ? out.NextPartNumberMarker : undefined;
+        } while (marker);
+      } catch (err) {
+        if ((err as SdkError).name === NO_SUCH_UPLOAD) return undefined;
+        throw err;
+      }
+      return parts;
+    });
+  }
+
+  /** Joins the parts into the object; false when storage holds no such upload (any more). */
+  completeMultipartUpload(key: string, uploadId: string, parts: readonly StoredPart[]): Promise<boolean> {
+    return this.call(async () => {
+      try {
+        await this.s3.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if ((err as SdkError).name === NO_SUCH_UPLOAD) return false;
+        throw err;
+      }
+    });
+  }
+
+  /** Multipart uploads storage holds open under a key prefix (the first thousand). */
+  listMultipartUploads(prefix: string): Promise<{ key: string; uploadId: string }[]> {
+    return this.call(async () => {
+      const out = await this.s3.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: prefix }));
+      return (out.Uploads ?? []).map((u) => ({ key: u.Key ?? '', uploadId: u.UploadId ?? '' }));
+    });
+  }
+
+  /** Idempotent: an upload already completed or aborted is nothing to abort. */
+  abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    return this.call(async () => {
+      try {
+        await this.s3.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+      } catch (err) {
+        if ((err as SdkError).name !== NO_SUCH_UPLOAD) throw err;
+      }
+    });
   }
 
   /**
@@ -247,7 +355,7 @@ export class ObjectStorage {
             {
               AllowedOrigins: [...corsOrigins],
               AllowedMethods: ['PUT', 'GET', 'HEAD'],
-              AllowedHeaders: ['content-type', 'content-length'],
+              AllowedHeaders: ['content-type', 'content-length', 'if-none-match'],
               ExposeHeaders: ['ETag'],
               MaxAgeSeconds: 600,
             },

@@ -4,7 +4,9 @@ import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
 import { uploadModel } from './model';
-import { internalRoutes, uploadRoutes } from './routes';
+import { createMultipart } from './multipart';
+import { createRecords } from './records';
+import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
 import { createUploads } from './uploads';
 
 export interface Deps {
@@ -25,42 +27,57 @@ export async function createApp({ config, connection, logger }: Deps) {
     accessKeyId: config.S3_ACCESS_KEY_ID,
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
   });
+  const records = createRecords(model, turns);
   const uploads = createUploads({
     model,
+    records,
     storage,
-    turns,
     logger,
     settings: {
       uploadTtlS: config.UPLOAD_URL_TTL_S,
       downloadTtlS: config.DOWNLOAD_URL_TTL_S,
       claimTtlMs: config.UPLOAD_CLAIM_TTL,
+      releasedRetentionMs: config.RELEASED_RETENTION,
+      maxBytes: config.UPLOAD_MAX_BYTES,
     },
   });
+  const multipart = createMultipart({
+    model,
+    records,
+    uploads,
+    storage,
+    settings: { partSize: config.MULTIPART_PART_SIZE, urlTtlS: config.UPLOAD_URL_TTL_S },
+  });
+  const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
     routers: [
-      uploadRoutes(uploads, {
-        secret,
-        rules: { allowedTypes: config.UPLOAD_ALLOWED_TYPES, maxBytes: config.UPLOAD_MAX_BYTES },
-      }),
+      uploadRoutes(uploads, { secret, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
+      multipartRoutes(multipart, { secret, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES_MULTIPART } }),
       internalRoutes(uploads, { secret }),
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, storage, turns };
+  return { app, uploads, multipart, storage, turns };
 }
 
-/** Runs the sweeper every `intervalMs`; a pass never overlaps the previous one. */
+/**
+ * Runs the sweeper every `intervalMs`: stale keys and unfinished releases, then released records
+ * past their retention. A pass never overlaps the previous one.
+ */
 export function startSweeper(uploads: ReturnType<typeof createUploads>, intervalMs: number, logger: Logger) {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = running.then(() =>
-      uploads.sweep().then(
-        (released) => released > 0 && logger.info({ released }, 'sweeper released uploads'),
-        (err: unknown) => logger.warn({ err }, 'sweeper pass failed'),
-      ),
-    );
+    running = running.then(async () => {
+      try {
+        const released = await uploads.sweep();
+        const purged = await uploads.purge();
+        if (released + purged > 0) logger.info({ released, purged }, 'sweeper pass');
+      } catch (err) {
+        logger.warn({ err }, 'sweeper pass failed');
+      }
+    });
   }, intervalMs);
   timer.unref();
   return async () => {

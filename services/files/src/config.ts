@@ -1,4 +1,5 @@
 import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
+import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
   'image/png',
@@ -25,12 +26,23 @@ export const configSpec = {
   STORAGE_BUCKET: env.string(),
   STORAGE_REGION: env.string('us-east-1'),
   UPLOAD_ALLOWED_TYPES: env.list(DEFAULT_ALLOWED_TYPES),
+  /** The largest file sent in one PUT (storage's own limit is 5 GiB). */
   UPLOAD_MAX_BYTES: env.int(25 * 1024 * 1024, { min: 1, max: 5 * 1024 ** 3 }),
+  /** The largest file sent in parts (storage's own limit is 5 TiB). */
+  UPLOAD_MAX_BYTES_MULTIPART: env.int(10 * 1024 ** 3, { min: 1, max: MAX_OBJECT_SIZE }),
+  /** The part size asked of clients; raised for files that would need over 10,000 parts. */
+  MULTIPART_PART_SIZE: env.int(8 * 1024 ** 2, { min: MIN_PART_SIZE, max: MAX_PART_SIZE }),
   UPLOAD_URL_TTL_S: env.int(300, { min: 1, max: 7 * 24 * 3600 }),
   DOWNLOAD_URL_TTL_S: env.int(3600, { min: 1, max: 7 * 24 * 3600 }),
   /** Keys issued but not attached within this time are deleted by the sweeper. */
   UPLOAD_CLAIM_TTL: env.durationMs('24h'),
   SWEEP_INTERVAL: env.durationMs('1m'),
+  /**
+   * How long a released key's record is kept after its last link expired. Then the sweeper
+   * deletes the key's object once more (a link still valid at the release could have put it
+   * back) and removes the record.
+   */
+  RELEASED_RETENTION: env.durationMs('1h'),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

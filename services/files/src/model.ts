@@ -4,15 +4,33 @@ import { type Connection, type Model, Schema } from 'mongoose';
 export const UPLOAD_STATES = ['issued', 'attached', 'releasing', 'released'] as const;
 export type UploadState = (typeof UPLOAD_STATES)[number];
 
+/** A file sent in parts: storage's upload id stays here, the client knows the upload by `id`. */
+export interface MultipartRecord {
+  /** The upload's id in our routes: the UUID of its key. */
+  id: string;
+  storageUploadId: string;
+  partSize: number;
+  partCount: number;
+  /** When storage joined the parts into the object; null while parts are still coming. */
+  completedAt: Date | null;
+}
+
 export interface UploadRecord {
   key: string;
   ownerId: string;
   contentType: string;
+  /** Declared at issue, and the object's size must equal it (null only on records from before). */
   size: number | null;
+  multipart: MultipartRecord | null;
   state: UploadState;
   issuedAt: Date;
   attachedAt: Date | null;
   releasedAt: Date | null;
+  /**
+   * When a released record is removed, its key's object deleted once more first: after every link
+   * that could put it back has expired, plus the retention period.
+   */
+  purgeAfter: Date | null;
   /** A worker holding the record (sweeper or release) until then; others leave it alone. */
   lockedUntil: Date;
   attempts: number;
@@ -26,10 +44,24 @@ const uploadSchema = new Schema<UploadRecord>(
     ownerId: { type: String, required: true },
     contentType: { type: String, required: true },
     size: { type: Number, default: null },
+    multipart: {
+      type: new Schema<MultipartRecord>(
+        {
+          id: { type: String, required: true },
+          storageUploadId: { type: String, required: true },
+          partSize: { type: Number, required: true },
+          partCount: { type: Number, required: true },
+          completedAt: { type: Date, default: null },
+        },
+        { _id: false, versionKey: false, strict: 'throw' },
+      ),
+      default: null,
+    },
     state: { type: String, enum: UPLOAD_STATES, required: true, default: 'issued' },
     issuedAt: { type: Date, required: true },
     attachedAt: { type: Date, default: null },
     releasedAt: { type: Date, default: null },
+    purgeAfter: { type: Date, default: null },
     lockedUntil: { type: Date, required: true, default: () => new Date(0) },
     attempts: { type: Number, required: true, default: 0 },
     version: { type: Number, required: true, default: 0 },
@@ -41,6 +73,9 @@ uploadSchema.index({ key: 1 }, { unique: true });
 // The sweeper's two queries: stale issued keys, and releases to finish.
 uploadSchema.index({ state: 1, issuedAt: 1 });
 uploadSchema.index({ state: 1, lockedUntil: 1 });
+uploadSchema.index({ state: 1, purgeAfter: 1 });
+// A multipart upload is found by its id; unique because it is its key's UUID.
+uploadSchema.index({ 'multipart.id': 1 }, { sparse: true });
 
 export type UploadModel = Model<UploadRecord>;
 

@@ -1,7 +1,8 @@
 import { type AppState, bodyOf, failureMessage, requireAuth } from '@cs/koa';
 import Router from '@koa/router';
+import type { Multipart } from './multipart';
 import { messages } from './schemas';
-import { readKey, readUploadRequest, type UploadRules } from './upload-input';
+import { readKey, readPartNumbers, readUploadId, readUploadRequest, type UploadRules } from './upload-input';
 import type { Uploads } from './uploads';
 
 /** `POST /upload-url` (and under /api): what browsers call, through the gateway. */
@@ -18,6 +19,40 @@ export function uploadRoutes(
       ctx.body = await uploads.issue(ctx.state.userId as string, readUploadRequest(bodyOf(ctx), rules));
     },
   );
+  return router;
+}
+
+/**
+ * `/multipart-uploads` (and under /api): large files in parts, under the same rules as
+ * `/upload-url`. Every route but create names an upload the caller owns; any other id is a 404.
+ */
+export function multipartRoutes(
+  multipart: Multipart,
+  { secret, rules }: { secret: string; rules: UploadRules },
+): Router<AppState> {
+  const router = new Router<AppState>();
+  const paths = (suffix: string) => [`/multipart-uploads${suffix}`, `/api/multipart-uploads${suffix}`];
+  const owner = (ctx: { state: AppState }) => ctx.state.userId as string;
+  const guard = [requireAuth({ secret }), failureMessage(messages.multipartFailed)] as const;
+
+  router.post(paths(''), ...guard, async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await multipart.create(owner(ctx), readUploadRequest(bodyOf(ctx), rules));
+  });
+  router.get(paths('/:uploadId'), ...guard, async (ctx) => {
+    ctx.body = await multipart.status(owner(ctx), readUploadId(ctx.params.uploadId as string));
+  });
+  router.post(paths('/:uploadId/part-urls'), ...guard, async (ctx) => {
+    const id = readUploadId(ctx.params.uploadId as string);
+    ctx.body = await multipart.signParts(owner(ctx), id, readPartNumbers(bodyOf(ctx)));
+  });
+  router.post(paths('/:uploadId/complete'), ...guard, async (ctx) => {
+    ctx.body = await multipart.complete(owner(ctx), readUploadId(ctx.params.uploadId as string));
+  });
+  router.delete(paths('/:uploadId'), ...guard, async (ctx) => {
+    await multipart.abort(owner(ctx), readUploadId(ctx.params.uploadId as string));
+    ctx.status = 204;
+  });
   return router;
 }
 

@@ -1,4 +1,5 @@
 /** Request bodies of the files service, checked by hand where the contract wants `{error}`. */
+export const MAX_PARTS_PER_SIGNING = 100;
 export const FILENAME_MAX = 1024;
 
 export const messages = {
@@ -6,9 +7,19 @@ export const messages = {
   filenameTooLong: `filename must be at most ${FILENAME_MAX} characters`,
   typeNotAllowed: 'contentType is not an allowed media type',
   badSize: 'size must be a positive integer no larger than the upload limit',
+  /** The stored object is not the size declared when its link was issued. */
+  wrongSize: 'The uploaded file is not the size that was declared; it was removed',
+  badPartNumbers: `partNumbers must be an array of 1 to ${MAX_PARTS_PER_SIGNING} positive integers`,
+  partOutOfRange: (partCount: number) => `partNumbers must be between 1 and ${partCount} for this upload`,
+  partsMissing: (missing: readonly number[]) =>
+    `Parts not uploaded yet: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ` and ${missing.length - 10} more` : ''}`,
+  partsMismatch: 'The uploaded parts do not add up to the declared size',
+  uploadCompleted: 'This upload is already completed',
+  uploadAttached: 'This upload is attached to a note; delete the note to remove it',
   keyRequired: 'key must be an upload key issued by /upload-url',
   uploadNotFound: 'Upload not found',
   notUploaded: 'The file has not been uploaded yet',
   notClaimable: 'This upload cannot be attached (already attached or removed)',
   uploadUrlFailed: 'Failed to create upload URL',
+  multipartFailed: 'Failed to handle the multipart upload',
 } as const;

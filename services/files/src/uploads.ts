@@ -1,15 +1,16 @@
 /**
  * Issued uploads and their life: issue a signed PUT link and record it; claim it for a note;
  * sign a download link; release it (delete the object). The sweeper removes keys never claimed
- * and finishes releases that failed. Every state change of a record is its next version, taken as
- * a turn (`@cs/mongo` turns), so one claim, one release and one sweeper replica ever act on it at
- * a time, on FerretDB as on MongoDB.
+ * and finishes releases that failed; the purge deletes a released key's object once more after
+ * every link that could put it back has expired, then the record. Every state change of a record
+ * is its next version, taken as a turn (records.ts).
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { type Turns, trusted } from '@cs/mongo';
+import { trusted } from '@cs/mongo';
 import type { ObjectStorage } from '@cs/storage';
 import type { UploadModel, UploadRecord } from './model';
+import type { Read, Records } from './records';
 import { messages } from './schemas';
 import type { UploadRequest } from './upload-input';
 import { newUploadKey } from './upload-key';
@@ -18,6 +19,10 @@ export interface UploadSettings {
   uploadTtlS: number;
   downloadTtlS: number;
   claimTtlMs: number;
+  /** How long a released record is kept after its last link expired, before the purge. */
+  releasedRetentionMs: number;
+  /** The largest single-PUT object; a record from before sizes were required is held to it. */
+  maxBytes: number;
 }
 
 export interface IssuedUpload {
@@ -33,54 +38,25 @@ const LEASE_MS = 60_000;
 /** Records the sweeper reads per query; each is then taken, or left to a replica that took it. */
 const SWEEP_BATCH = 20;
 
-/** A record as read, and when: its next version must be taken within the turns' hold time. */
-type Read = UploadRecord & { readAt: number };
-
 export function createUploads({
   model,
+  records,
   storage,
-  turns,
   settings,
   logger,
 }: {
   model: UploadModel;
+  records: Records;
   storage: ObjectStorage;
-  turns: Turns;
   settings: UploadSettings;
   logger: Logger;
 }) {
-  async function read(key: string): Promise<Read | undefined> {
-    const readAt = Date.now();
-    const record = await model.findOne({ key }).lean<UploadRecord>();
-    return record ? { ...record, readAt } : undefined;
-  }
-
-  async function ownedRecord(ownerId: string, key: string): Promise<Read> {
-    const record = await read(key);
-    if (!record || record.ownerId !== ownerId) throw new HttpError(404, messages.uploadNotFound);
-    return record;
-  }
+  const { read, owned, advance } = records;
 
   /**
-   * Writes `changes` as the record's next version if this caller gets that turn; otherwise
-   * another claim, release or sweeper replica got there first, and nothing is written.
+   * Takes a record into `releasing` (with a lease), aborts its multipart upload if it has one,
+   * deletes its object, and marks it released.
    */
-  async function advance(record: Read, changes: Partial<UploadRecord>): Promise<Read | undefined> {
-    const done = await turns.advance(
-      `upload:${record.key}`,
-      record.version ?? 0,
-      record.readAt,
-      async (version) => {
-        const filter = { key: record.key, version: record.version ?? null };
-        const { matchedCount } = await model.updateOne(filter, { $set: { ...changes, version } });
-        return matchedCount > 0 ? true : null;
-      },
-      async () => (await read(record.key))?.version ?? 0,
-    );
-    return done && { ...record, ...changes, version: done.version, readAt: Date.now() };
-  }
-
-  /** Takes a record into `releasing` (with a lease), deletes its object, and marks it released. */
   async function releaseNow(record: Read): Promise<boolean> {
     const taken = await advance(record, {
       state: 'releasing',
@@ -89,6 +65,10 @@ export function createUploads({
     });
     if (!taken) return false;
     try {
+      // Aborted first: parts still coming can then never be joined into an object after the delete.
+      if (taken.multipart && !taken.multipart.completedAt) {
+        await storage.abortMultipartUpload(taken.key, taken.multipart.storageUploadId);
+      }
       await storage.deleteObject(taken.key);
     } catch (err) {
       // Let the sweeper take it over at once.
@@ -97,7 +77,13 @@ export function createUploads({
     }
     // A holder that outlived its hold time cannot take this turn: the record stays `releasing`
     // until its lease runs out, and the sweeper finishes the release then.
-    await advance(taken, { state: 'released', releasedAt: new Date() });
+    const now = Date.now();
+    const linksExpire = taken.issuedAt.getTime() + settings.uploadTtlS * 1000;
+    await advance(taken, {
+      state: 'released',
+      releasedAt: new Date(now),
+      purgeAfter: new Date(Math.max(now, linksExpire) + settings.releasedRetentionMs),
+    });
     return true;
   }
 
@@ -106,19 +92,27 @@ export function createUploads({
       await storage.assertReachable();
       const key = newUploadKey(filename);
       const url = await storage.signPut(key, { contentType, size, expiresIn: settings.uploadTtlS });
-      await model.create({ key, ownerId, contentType, size: size ?? null, state: 'issued', issuedAt: new Date() });
-      const headers: Record<string, string> = { 'Content-Type': contentType };
-      if (size !== undefined) headers['Content-Length'] = String(size);
+      await model.create({ key, ownerId, contentType, size, state: 'issued', issuedAt: new Date() });
+      const headers = { 'Content-Type': contentType, 'Content-Length': String(size), 'If-None-Match': '*' };
       return { url, key, headers, expiresIn: settings.uploadTtlS };
     },
 
-    /** The key was issued to this caller, is not yet attached, and its object is in storage. */
+    /**
+     * The key was issued to this caller, is not yet attached, and its object is in storage with
+     * exactly the size declared. An object of any other size is deleted (the key stays issued).
+     */
     async claim(ownerId: string, key: string) {
       // Storage first, so the read below is followed by the record's turn at once.
       const object = await storage.headObject(key);
-      const record = await ownedRecord(ownerId, key);
+      const record = await owned(ownerId, key);
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
       if (!object) throw new HttpError(409, messages.notUploaded);
+      const fits = record.size === null ? object.size <= settings.maxBytes : object.size === record.size;
+      if (!fits) {
+        await storage.deleteObject(key);
+        logger.warn({ key, declared: record.size, stored: object.size }, 'deleted an object of the wrong size');
+        throw new HttpError(409, messages.wrongSize);
+      }
       if (!(await advance(record, { state: 'attached', attachedAt: new Date() }))) {
         throw new HttpError(409, messages.notClaimable);
       }
@@ -127,7 +121,7 @@ export function createUploads({
 
     /** A GET link for an attached object of the caller's; 404 when the object is gone. */
     async signDownload(ownerId: string, key: string) {
-      const record = await ownedRecord(ownerId, key);
+      const record = await owned(ownerId, key);
       if (record.state !== 'attached') throw new HttpError(404, messages.uploadNotFound);
       if (!(await storage.headObject(key))) throw new HttpError(404, 'File not found');
       const url = await storage.signGet(key, { expiresIn: settings.downloadTtlS });
@@ -178,6 +172,29 @@ export function createUploads({
         if (taken === 0) break;
       }
       return released;
+    },
+
+    /**
+     * Released records past their retention: their key's object is deleted once more (a link
+     * still valid at the release could have put it back), then the record. Replicas may do the
+     * same record at once: both steps are idempotent, and a released record never changes.
+     */
+    async purge(limit = 100): Promise<number> {
+      const due = await model
+        .find({
+          $or: [
+            { state: 'released', purgeAfter: trusted({ $lte: new Date() }) },
+            // Released before purge times were recorded.
+            { state: 'released', purgeAfter: null },
+          ],
+        })
+        .limit(limit)
+        .lean<UploadRecord[]>();
+      for (const { key } of due) {
+        await storage.deleteObject(key);
+        await model.deleteOne({ key, state: 'released' });
+      }
+      return due.length;
     },
   };
 }

@@ -72,7 +72,10 @@ export async function uploadFile(
   bytes: string | Uint8Array,
   contentType = 'text/plain',
 ) {
-  const res = await h.http.post('/upload-url').set(caller.auth).send({ contentType, filename: 'file.txt' });
+  const res = await h.http
+    .post('/upload-url')
+    .set(caller.auth)
+    .send({ contentType, filename: 'file.txt', size: Buffer.byteLength(bytes) });
   if (res.status !== 200) throw new Error(`upload-url answered ${res.status}: ${res.text}`);
   const put = await fetch(res.body.url, { method: 'PUT', headers: res.body.headers, body: bytes });
   if (put.status !== 200) throw new Error(`storage refused the PUT: ${put.status} ${await put.text()}`);

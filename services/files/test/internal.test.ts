@@ -32,12 +32,46 @@ describe('POST /internal/uploads/claim', () => {
     const issued = await h.http
       .post('/upload-url')
       .set(owner.auth)
-      .send({ contentType: 'text/plain', filename: 'x.txt' });
+      .send({ contentType: 'text/plain', filename: 'x.txt', size: 1 });
     const res = await post('claim', owner, { key: issued.body.key });
 
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'The file has not been uploaded yet' });
     expect((await h.model.findOne({ key: issued.body.key }).lean())?.state).toBe('issued');
+  });
+
+  it('when the stored object is not the declared size, then 409, the object is deleted and the key stays issued for a right one', async () => {
+    const issued = await h.http
+      .post('/upload-url')
+      .set(owner.auth)
+      .send({ contentType: 'text/plain', filename: 'x.txt', size: 5 });
+    const { key, url, headers } = issued.body;
+    // What a storage server that ignored the signed length would hold: 40 KiB for 5 bytes.
+    await h.bucket.putObject(key, 'x'.repeat(40 * 1024), 'text/plain');
+
+    const res = await post('claim', owner, { key });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'The uploaded file is not the size that was declared; it was removed' });
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+    expect((await h.model.findOne({ key }).lean())?.state).toBe('issued');
+
+    expect((await fetch(url, { method: 'PUT', headers, body: 'right' })).status).toBe(200);
+    expect((await post('claim', owner, { key })).status).toBe(200);
+  });
+
+  it('when a record from before sizes were required holds an object over the limit, then 409 and the object is deleted', async () => {
+    const small = await startFiles(__filename, { UPLOAD_MAX_BYTES: '1024' }, h.db);
+    try {
+      const key = `uploads/${crypto.randomUUID()}.txt`;
+      await small.model.create({ key, ownerId: owner.id, contentType: 'text/plain', size: null, issuedAt: new Date() });
+      await small.bucket.putObject(key, 'x'.repeat(1025), 'text/plain');
+
+      const res = await small.http.post('/internal/uploads/claim').set(owner.auth).send({ key });
+      expect(res.status).toBe(409);
+      expect(await small.bucket.headObject(key)).toBeUndefined();
+    } finally {
+      await small.close();
+    }
   });
 
   it("when another user claims the owner's key, then 404 and it stays issued", async () => {
@@ -123,7 +157,7 @@ describe('POST /internal/uploads/release', () => {
     await post('claim', owner, { key }).expect(200);
 
     await post('release', other, { key }).expect(204);
-    expect(await h.bucket.headObject(key)).toEqual({ size: 7, contentType: 'text/plain' });
+    expect(await h.bucket.headObject(key)).toMatchObject({ size: 7, contentType: 'text/plain' });
     expect((await h.model.findOne({ key }).lean())?.state).toBe('attached');
   });
 });

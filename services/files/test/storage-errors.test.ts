@@ -39,7 +39,7 @@ describe('storage errors, each from the real storage server', () => {
       const link = await h.http
         .post('/upload-url')
         .set(owner.auth)
-        .send({ contentType: 'text/plain', filename: 'a.txt' });
+        .send({ contentType: 'text/plain', filename: 'a.txt', size: 1 });
       expect(link.status).toBe(500);
       expect(link.body).toEqual({ error: 'Storage operation failed' });
     } finally {
@@ -82,7 +82,7 @@ describe('storage errors, each from the real storage server', () => {
       const link = await h.http
         .post('/upload-url')
         .set(owner.auth)
-        .send({ contentType: 'text/plain', filename: 'a.txt' });
+        .send({ contentType: 'text/plain', filename: 'a.txt', size: 1 });
       expect(link.status).toBe(503);
       expect(link.body).toEqual({ error: 'Storage temporarily unavailable' });
     } finally {

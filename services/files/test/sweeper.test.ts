@@ -78,4 +78,38 @@ describe('the sweeper', () => {
       await replica.close();
     }
   });
+
+  it('when a link still valid at the release puts the object back, then the purge deletes it once the link expired and the retention passed, and the record goes', async () => {
+    const quick = await startFiles(__filename, { UPLOAD_URL_TTL_S: '2', RELEASED_RETENTION: '1s' }, db);
+    try {
+      const res = await quick.http
+        .post('/upload-url')
+        .set(owner.auth)
+        .send({ contentType: 'text/plain', filename: 'back.txt', size: 4 });
+      const { key, url, headers } = res.body;
+      expect((await fetch(url, { method: 'PUT', headers, body: 'once' })).status).toBe(200);
+      await quick.http.post('/internal/uploads/claim').set(owner.auth).send({ key }).expect(200);
+      await quick.http.post('/internal/uploads/release').set(owner.auth).send({ key }).expect(204);
+      expect(await quick.bucket.headObject(key)).toBeUndefined();
+      const released = await quick.model.findOne({ key }).lean();
+      expect(released?.state).toBe('released');
+      // Due one retention after the link's expiry, which is later than the release.
+      const linkExpiry = (released?.issuedAt.getTime() ?? 0) + 2000;
+      expect(released?.purgeAfter?.getTime()).toBe(linkExpiry + 1000);
+
+      // The link is still valid, and nothing is at the key: storage takes the PUT.
+      expect((await fetch(url, { method: 'PUT', headers, body: 'back' })).status).toBe(200);
+      await quick.uploads.purge();
+      expect(await quick.bucket.headObject(key)).toBeDefined();
+
+      await sleep(Math.max(0, linkExpiry + 1000 - Date.now()) + 100);
+      expect(await quick.uploads.purge()).toBeGreaterThanOrEqual(1);
+      expect(await quick.bucket.headObject(key)).toBeUndefined();
+      expect(await quick.model.findOne({ key }).lean()).toBeNull();
+      // Expired: nothing can put it back now.
+      expect((await fetch(url, { method: 'PUT', headers, body: 'late' })).status).toBe(403);
+    } finally {
+      await quick.close();
+    }
+  });
 });

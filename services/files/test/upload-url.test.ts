@@ -15,22 +15,24 @@ afterAll(async () => {
 });
 
 describe('POST /upload-url', () => {
-  it('when contentType and filename are valid, then 200 with a link, the key, the headers to send and the lifetime', async () => {
+  it('when contentType, filename and size are valid, then 200 with a link, the key, the headers to send and the lifetime', async () => {
     const res = await h.http
       .post('/upload-url')
       .set(caller.auth)
-      .send({ contentType: 'image/png', filename: 'Holiday Photo.PNG' });
+      .send({ contentType: 'image/png', filename: 'Holiday Photo.PNG', size: 2048 });
 
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'headers', 'key', 'url']);
     expect(res.body.key).toMatch(KEY);
     expect(res.body.key.endsWith('.png')).toBe(true);
-    expect(res.body.headers).toEqual({ 'Content-Type': 'image/png' });
+    expect(res.body.headers).toEqual({ 'Content-Type': 'image/png', 'Content-Length': '2048', 'If-None-Match': '*' });
     expect(res.body.expiresIn).toBe(300);
     const url = new URL(res.body.url);
     expect(url.pathname).toBe(`/${h.config.STORAGE_BUCKET}/${res.body.key}`);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
-    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toContain('content-type');
+    expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toEqual(
+      expect.arrayContaining(['content-type', 'content-length', 'if-none-match']),
+    );
   });
 
   it('when a key is issued, then it is recorded with its owner, content type, size and time', async () => {
@@ -40,7 +42,11 @@ describe('POST /upload-url', () => {
       .send({ contentType: 'application/pdf', filename: 'a.pdf', size: 1234 });
 
     expect(res.status).toBe(200);
-    expect(res.body.headers).toEqual({ 'Content-Type': 'application/pdf', 'Content-Length': '1234' });
+    expect(res.body.headers).toEqual({
+      'Content-Type': 'application/pdf',
+      'Content-Length': '1234',
+      'If-None-Match': '*',
+    });
     const record = await h.model.findOne({ key: res.body.key }).lean();
     expect(record).toMatchObject({ ownerId: caller.id, contentType: 'application/pdf', size: 1234, state: 'issued' });
     expect(Date.now() - (record?.issuedAt.getTime() ?? 0)).toBeLessThan(60_000);
@@ -64,7 +70,10 @@ describe('POST /upload-url', () => {
     'when the filename is %j, then the key ends in .%s and carries nothing else of the name',
     async (filename, ext) => {
       expect(extensionOf(filename)).toBe(ext);
-      const res = await h.http.post('/upload-url').set(caller.auth).send({ contentType: 'text/plain', filename });
+      const res = await h.http
+        .post('/upload-url')
+        .set(caller.auth)
+        .send({ contentType: 'text/plain', filename, size: 1 });
 
       expect(res.status).toBe(200);
       expect(res.body.key).toMatch(KEY);
@@ -98,7 +107,7 @@ describe('POST /upload-url', () => {
     },
   );
 
-  it.each([0, -1, 1.5, '10', 25 * 1024 * 1024 + 1, null])('when size is %j, then 400', async (size) => {
+  it.each([undefined, 0, -1, 1.5, '10', 25 * 1024 * 1024 + 1, null])('when size is %j, then 400', async (size) => {
     const res = await h.http
       .post('/upload-url')
       .set(caller.auth)
@@ -130,7 +139,7 @@ describe('the signed upload link, used against the real storage server', () => {
     const res = await h.http
       .post('/upload-url')
       .set(caller.auth)
-      .send({ filename: 'f.txt', contentType: 'text/plain', ...body });
+      .send({ filename: 'f.txt', contentType: 'text/plain', size: 13, ...body });
     expect(res.status).toBe(200);
     return res.body as { url: string; key: string; headers: Record<string, string> };
   }
@@ -140,7 +149,9 @@ describe('the signed upload link, used against the real storage server', () => {
     const put = await fetch(url, { method: 'PUT', headers, body: 'hello storage' });
 
     expect(put.status).toBe(200);
-    expect(await h.bucket.headObject(key)).toEqual({ size: 13, contentType: 'text/plain' });
+    // (Fetch adds `Cache-Control: no-cache` to a conditional request, and storage keeps it: harmless, as
+    // download links set their own.)
+    expect(await h.bucket.headObject(key)).toMatchObject({ size: 13, contentType: 'text/plain' });
   });
 
   it('when the PUT carries another content type, then storage refuses it and stores nothing', async () => {
@@ -156,22 +167,37 @@ describe('the signed upload link, used against the real storage server', () => {
     expect(await h.bucket.headObject(key)).toBeUndefined();
   });
 
-  it('when a size was declared and the body has another length, then storage refuses it', async () => {
+  it('when the body is larger or smaller than the declared size, then storage refuses it', async () => {
     const { url, key, headers } = await link({ size: 5 });
-    const wrong = await fetch(url, {
-      method: 'PUT',
-      headers: { 'Content-Type': headers['Content-Type'] as string },
-      body: 'six!!!',
-    });
-
-    expect(wrong.status).toBe(403);
-    expect(await h.bucket.headObject(key)).toBeUndefined();
-    const right = await fetch(url, {
-      method: 'PUT',
-      headers: { 'Content-Type': headers['Content-Type'] as string },
-      body: 'five!',
-    });
+    const { 'Content-Length': _declared, ...rest } = headers;
+    for (const body of ['six!!!', 'four', 'x'.repeat(40 * 1024)]) {
+      const wrong = await fetch(url, { method: 'PUT', headers: rest, body });
+      expect(wrong.status).toBe(403);
+      expect(await h.bucket.headObject(key)).toBeUndefined();
+    }
+    const right = await fetch(url, { method: 'PUT', headers, body: 'five!' });
     expect(right.status).toBe(200);
+  });
+
+  it('when the PUT leaves out If-None-Match, then storage refuses it: the link only creates', async () => {
+    const { url, key, headers } = await link({});
+    const { 'If-None-Match': _once, ...rest } = headers;
+    const put = await fetch(url, { method: 'PUT', headers: rest, body: 'hello storage' });
+
+    expect(put.status).toBe(403);
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+  });
+
+  it('when the link is used a second time, before or after the claim, then storage refuses it and the first object stays', async () => {
+    const { url, key, headers } = await link({});
+    expect((await fetch(url, { method: 'PUT', headers, body: 'first upload!' })).status).toBe(200);
+
+    const again = await fetch(url, { method: 'PUT', headers, body: 'second one!!!' });
+    expect(again.status).toBe(412);
+    await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key }).expect(200);
+    const afterClaim = await fetch(url, { method: 'PUT', headers, body: 'replacement!!' });
+    expect(afterClaim.status).toBe(412);
+    expect((await h.bucket.getObject(key)).toString()).toBe('first upload!');
   });
 
   it('when the link has expired, then storage refuses the PUT', async () => {
@@ -180,7 +206,7 @@ describe('the signed upload link, used against the real storage server', () => {
       const res = await short.http
         .post('/upload-url')
         .set(caller.auth)
-        .send({ contentType: 'text/plain', filename: 'late.txt' });
+        .send({ contentType: 'text/plain', filename: 'late.txt', size: 8 });
       expect(res.body.expiresIn).toBe(1);
       await new Promise((r) => setTimeout(r, 2100));
 
@@ -201,7 +227,7 @@ describe('the signed upload link, used against the real storage server', () => {
         headers: {
           Origin: origin,
           'Access-Control-Request-Method': 'PUT',
-          'Access-Control-Request-Headers': 'content-type',
+          'Access-Control-Request-Headers': 'content-type,if-none-match',
         },
       });
 
@@ -209,6 +235,7 @@ describe('the signed upload link, used against the real storage server', () => {
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(TEST_FRONTEND_ORIGIN);
     expect(allowed.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('if-none-match');
 
     const refused = await preflight('http://evil.example');
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();

@@ -41,7 +41,7 @@ describe('attaching an uploaded file to a note', () => {
   });
 
   it('when the key was issued but the file never uploaded, then 400', async () => {
-    const key = await upload(h, me, '', { put: false });
+    const key = await upload(h, me, 'never sent', { put: false });
     const res = await h.http.post('/api/notes').set(me.auth).send({ title: 'empty', attachmentKey: key });
 
     expect(res.status).toBe(400);

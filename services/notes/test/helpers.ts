@@ -143,8 +143,9 @@ export async function upload(
   const res = await fetch(`${h.files.url}/upload-url`, {
     method: 'POST',
     headers: { ...caller.auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ contentType: 'text/plain', filename: 'note.txt' }),
+    body: JSON.stringify({ contentType: 'text/plain', filename: 'note.txt', size: Buffer.byteLength(bytes) }),
   });
+  if (!res.ok) throw new Error(`upload-url answered ${res.status}: ${await res.text()}`);
   const link = (await res.json()) as { url: string; key: string; headers: Record<string, string> };
   if (put) {
     const stored = await fetch(link.url, { method: 'PUT', headers: link.headers, body: bytes });

@@ -1,0 +1,176 @@
+/**
+ * Large files in parts, straight to storage. The client creates an upload (its total size
+ * declared), has part links signed in batches (each part's length signed in, so storage refuses
+ * any other), lists what storage already holds to resume, and completes; completion checks
+ * storage's own part listing against the declared size first. A completed upload is an issued key
+ * like any other: it is claimed, attached, released and swept the same way (uploads.ts).
+ *
+ * Only the owner reaches an upload: anyone else's id answers the same 404 as an unknown one.
+ */
+import { randomUUID } from 'node:crypto';
+import { HttpError } from '@cs/errors';
+import type { ObjectStorage, StoredPart } from '@cs/storage';
+import type { UploadModel } from './model';
+import type { Records } from './records';
+import { messages } from './schemas';
+import type { UploadRequest } from './upload-input';
+import { extensionOf } from './upload-key';
+import type { Uploads } from './uploads';
+
+const MiB = 1024 * 1024;
+/** Storage's bounds: parts of 5 MiB to 5 GiB (the last may be smaller), at most 10,000 of them. */
+export const MIN_PART_SIZE = 5 * MiB;
+export const MAX_PART_SIZE = 5 * 1024 * MiB;
+export const MAX_PARTS = 10_000;
+/** Storage's bound on an object, whatever the configuration says. */
+export const MAX_OBJECT_SIZE = 5 * 1024 * 1024 * MiB;
+
+export interface MultipartSettings {
+  /** The part size asked of clients, raised for files that would otherwise need over 10,000 parts. */
+  partSize: number;
+  /** How long a part link stays valid. */
+  urlTtlS: number;
+}
+
+/** The part size for a file: the configured one, or whole MiBs enough to stay within 10,000 parts. */
+export function partSizeFor(size: number, preferred: number): number {
+  const needed = Math.ceil(size / MAX_PARTS / MiB) * MiB;
+  return Math.min(MAX_PART_SIZE, Math.max(preferred, needed, MIN_PART_SIZE));
+}
+
+/** The length of part `n` (1-based): the part size, and whatever is left for the last part. */
+export function partLength(n: number, size: number, partSize: number): number {
+  return Math.min(partSize, size - (n - 1) * partSize);
+}
+
+export function createMultipart({
+  model,
+  records,
+  uploads,
+  storage,
+  settings,
+}: {
+  model: UploadModel;
+  records: Records;
+  uploads: Uploads;
+  storage: ObjectStorage;
+  settings: MultipartSettings;
+}) {
+  /** The caller's upload, still taking parts: not completed, attached or released. */
+  async function open(ownerId: string, id: string) {
+    const record = await records.ownedMultipart(ownerId, id);
+    if (record.state === 'released' || record.state === 'releasing') throw new HttpError(404, messages.uploadNotFound);
+    if (record.state === 'attached' || record.multipart.completedAt) throw new HttpError(409, messages.uploadCompleted);
+    return record;
+  }
+
+  function describe(record: Awaited<ReturnType<typeof open>>) {
+    const { id: uploadId, partSize, partCount, completedAt } = record.multipart;
+    return { uploadId, key: record.key, size: record.size as number, partSize, partCount, completed: !!completedAt };
+  }
+
+  return {
+    async create(ownerId: string, { contentType, filename, size }: UploadRequest) {
+      await storage.assertReachable();
+      const id = randomUUID();
+      const key = `uploads/${id}.${extensionOf(filename)}`;
+      const partSize = partSizeFor(size, settings.partSize);
+      const partCount = Math.ceil(size / partSize);
+      const storageUploadId = await storage.createMultipartUpload(key, contentType);
+      await model.create({
+        key,
+        ownerId,
+        contentType,
+        size,
+        state: 'issued',
+        issuedAt: new Date(),
+        multipart: { id, storageUploadId, partSize, partCount, completedAt: null },
+      });
+      return { uploadId: id, key, size, partSize, partCount, completed: false };
+    },
+
+    /** One link per part number, each with the exact length storage will accept. */
+    async signParts(ownerId: string, id: string, partNumbers: readonly number[]) {
+      const record = await open(ownerId, id);
+      const { storageUploadId, partSize, partCount } = record.multipart;
+      const size = record.size as number;
+      const outside = partNumbers.find((n) => n > partCount);
+      if (outside !== undefined) throw new HttpError(400, messages.partOutOfRange(partCount));
+      const parts = await Promise.all(
+        [...new Set(partNumbers)].map(async (partNumber) => {
+          const length = partLength(partNumber, size, partSize);
+          const url = await storage.signPart(record.key, storageUploadId, {
+            partNumber,
+            size: length,
+            expiresIn: settings.urlTtlS,
+          });
+          return { partNumber, url, headers: { 'Content-Length': String(length) } };
+        }),
+      );
+      return { parts, expiresIn: settings.urlTtlS };
+    },
+
+    /** The upload and the parts storage already holds, so that a client sends only the others. */
+    async status(ownerId: string, id: string) {
+      const record = await records.ownedMultipart(ownerId, id);
+      if (record.state === 'released' || record.state === 'releasing')
+        throw new HttpError(404, messages.uploadNotFound);
+      const upload = describe(record);
+      if (upload.completed || record.state === 'attached') return { ...upload, completed: true, parts: [] };
+      const stored = (await storage.listParts(record.key, record.multipart.storageUploadId)) ?? [];
+      return { ...upload, parts: stored.map(({ partNumber, size }) => ({ partNumber, size })) };
+    },
+
+    /**
+     * Joins the parts, once storage's own listing shows exactly parts 1…partCount, each of its
+     * signed length: so the object is exactly the declared size. Completing twice answers the same.
+     */
+    async complete(ownerId: string, id: string) {
+      const first = await records.ownedMultipart(ownerId, id);
+      if (first.state === 'released' || first.state === 'releasing') throw new HttpError(404, messages.uploadNotFound);
+      const size = first.size as number;
+      if (first.multipart.completedAt || first.state === 'attached') return { key: first.key, size };
+      const { storageUploadId, partSize, partCount } = first.multipart;
+      const stored = await storage.listParts(first.key, storageUploadId);
+      if (stored) {
+        await storage.completeMultipartUpload(first.key, storageUploadId, inOrder(stored, size, partSize, partCount));
+      }
+      // Storage no longer holds the upload: completed by a request alongside (then the object is
+      // there, with the size checked), or aborted (then it is not).
+      const object = await storage.headObject(first.key);
+      if (!object || object.size !== size) throw new HttpError(404, messages.uploadNotFound);
+      // Read again: joining a large file can outlast the hold time of the first read's turn.
+      const record = await records.read(first.key);
+      if (record?.state === 'issued' && record.multipart && !record.multipart.completedAt) {
+        await records.advance(record, { multipart: { ...record.multipart, completedAt: new Date() } });
+      }
+      return { key: first.key, size };
+    },
+
+    /** Aborts the upload and removes whatever it stored; a completed but unattached one too. */
+    async abort(ownerId: string, id: string): Promise<void> {
+      const record = await records.ownedMultipart(ownerId, id);
+      if (record.state === 'attached') throw new HttpError(409, messages.uploadAttached);
+      await uploads.release(ownerId, record.key);
+    },
+  };
+}
+
+/**
+ * Parts 1…partCount in order, when `stored` is exactly those parts, each of its signed length;
+ * otherwise a 409 that says what is wrong.
+ */
+function inOrder(stored: readonly StoredPart[], size: number, partSize: number, partCount: number): StoredPart[] {
+  const byNumber = new Map(stored.map((part) => [part.partNumber, part]));
+  const missing: number[] = [];
+  for (let n = 1; n <= partCount; n++) if (!byNumber.has(n)) missing.push(n);
+  if (missing.length > 0) throw new HttpError(409, messages.partsMissing(missing));
+  const wrong = stored.some(
+    (part) =>
+      part.partNumber < 1 || part.partNumber > partCount || part.size !== partLength(part.partNumber, size, partSize),
+  );
+  if (wrong) throw new HttpError(409, messages.partsMismatch);
+  return Array.from({ length: partCount }, (_, i) => byNumber.get(i + 1) as StoredPart);
+}
+
+export type Multipart = ReturnType<typeof createMultipart>;
