@@ -40,6 +40,17 @@ export interface UploadLink {
   expiresIn: number;
 }
 
+/** A file going up in parts; `parts` (on a status read) are the ones storage already holds. */
+export interface MultipartUpload {
+  uploadId: string;
+  key: string;
+  size: number;
+  partSize: number;
+  partCount: number;
+  completed: boolean;
+  parts?: { partNumber: number; size: number }[];
+}
+
 export interface FieldError {
   field: string;
   message: string;
@@ -177,4 +188,16 @@ export const api = {
     call<{ url: string; expiresIn: number }>('GET', `/api/notes/${id(noteId)}/attachment`),
   uploadLink: (file: { contentType: string; filename: string; size: number }) =>
     call<UploadLink>('POST', '/api/upload-url', file),
+  createMultipart: (file: { contentType: string; filename: string; size: number }) =>
+    call<MultipartUpload>('POST', '/api/multipart-uploads', file),
+  multipartStatus: (uploadId: string) => call<MultipartUpload>('GET', `/api/multipart-uploads/${id(uploadId)}`),
+  signParts: (uploadId: string, partNumbers: number[]) =>
+    call<{ parts: { partNumber: number; url: string }[]; expiresIn: number }>(
+      'POST',
+      `/api/multipart-uploads/${id(uploadId)}/part-urls`,
+      { partNumbers },
+    ),
+  completeMultipart: (uploadId: string) =>
+    call<{ key: string; size: number }>('POST', `/api/multipart-uploads/${id(uploadId)}/complete`),
+  abortMultipart: (uploadId: string) => call<void>('DELETE', `/api/multipart-uploads/${id(uploadId)}`),
 };

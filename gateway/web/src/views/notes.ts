@@ -1,18 +1,22 @@
 /**
  * The signed-in person's notes, each with an optional file. A file goes from the browser
- * straight to storage through a signed link (with a progress bar); the note keeps only its key.
+ * straight to storage through signed links (with a progress bar); the note keeps only its key.
  */
 import { api, type Note, type Page } from '../api';
 import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
-import { uploadFile } from '../upload';
+import { MULTIPART_FROM, UploadControl, uploadFile } from '../upload';
 
-/** A file picker with a progress bar that shows the bytes sent while an upload runs. */
+/**
+ * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
+ * in parts can be paused, resumed and cancelled meanwhile.
+ */
 function filePicker(label: string) {
   const picker = h('input', { type: 'file', name: 'file' });
   const bar = h('progress', { max: 1, value: 0, 'aria-label': 'Upload progress' });
   const status = h('span', { class: 'progress-text' });
-  const progress = h('div', { class: 'progress', hidden: true }, bar, status);
+  const controls = h('span', { class: 'upload-controls' });
+  const progress = h('div', { class: 'progress', hidden: true }, bar, status, controls);
   return {
     element: h('div', null, field(label, picker), progress),
     /** Uploads the chosen file, if any, and gives its key. */
@@ -22,16 +26,40 @@ function filePicker(label: string) {
       progress.hidden = false;
       bar.value = 0;
       status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
-      const key = await uploadFile(file, (sent, total) => {
-        bar.max = total || 1;
-        bar.value = sent;
-        status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent`;
-      }).catch((error: unknown) => {
+      const control = new UploadControl();
+      // Made now, not with the form: the form's buttons are disabled while it is busy.
+      if (file.size > MULTIPART_FROM) {
+        const pause = h(
+          'button',
+          { type: 'button', onclick: () => (control.paused ? control.resume() : control.pause()) },
+          'Pause',
+        );
+        const cancel = h('button', { type: 'button', onclick: () => control.cancel() }, 'Cancel upload');
+        control.onChange = () => {
+          pause.textContent = control.paused ? 'Resume' : 'Pause';
+          const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
+          status.textContent = control.paused ? `${text} (paused)` : text;
+        };
+        replaceChildren(controls, pause, cancel);
+      }
+      try {
+        const key = await uploadFile(
+          file,
+          (sent, total) => {
+            bar.max = total || 1;
+            bar.value = sent;
+            status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent${control.paused ? ' (paused)' : ''}`;
+          },
+          control,
+        );
+        status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
+        return key;
+      } catch (error) {
         progress.hidden = true;
         throw error;
-      });
-      status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
-      return key;
+      } finally {
+        replaceChildren(controls);
+      }
     },
     /** Clears the choice; the finished bar stays, as the receipt of the last upload. */
     reset() {

@@ -1,0 +1,178 @@
+/**
+ * Large files from the web client, in a real headless Chromium against the real system: a file
+ * in parts straight to storage, a reload in the middle and a resume that sends only the missing
+ * parts, a failed part sent again, pause, and cancel.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
+import { ObjectStorage } from '@cs/storage';
+import { startTestSystem, testStorageSettings } from '@cs/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { launchChromium, screenshot } from './browser';
+
+const MiB = 1024 * 1024;
+const suite = randomBytes(3).toString('hex');
+const storageSettings = { ...testStorageSettings(), bucket: `web-large-${suite}` };
+const storage = new ObjectStorage(storageSettings);
+let folder: string;
+let system: RunningSystem;
+let origin: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
+  folder = await mkdtemp(join(tmpdir(), 'large-files-'));
+  [system, browser] = await Promise.all([
+    startTestSystem({ gatewayPort: port, frontendOrigin: origin, storage: storageSettings }),
+    launchChromium(),
+  ]);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await system?.stop();
+  storage.destroy();
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  await context?.close();
+});
+
+/** A file of random bytes on disk (Playwright takes buffers of at most 50 MB). */
+async function bigFile(name: string, size: number): Promise<{ path: string; bytes: Buffer }> {
+  const bytes = randomBytes(size);
+  const path = join(folder, name);
+  await writeFile(path, bytes);
+  return { path, bytes };
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function openNotes(label: string): Promise<void> {
+  context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  context.setDefaultTimeout(20_000);
+  page = await context.newPage();
+  await page.goto(`${origin}/`);
+  await page.getByRole('link', { name: 'Register', exact: true }).click();
+  await page.getByLabel('E-mail').fill(`${label}-${suite}@example.com`);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+  await page.getByRole('link', { name: 'Notes', exact: true }).click();
+  await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+}
+
+const partOf = (url: string) => Number(new URL(url).searchParams.get('partNumber') ?? 0);
+const isPart = (url: URL) => url.searchParams.has('partNumber') && url.searchParams.has('uploadId');
+
+/** The one multipart upload storage holds open in this suite's bucket, once there is one. */
+async function openUpload(): Promise<{ key: string; uploadId: string }> {
+  let open: { key: string; uploadId: string }[] = [];
+  await until(async () => {
+    open = await storage.listMultipartUploads('uploads/');
+    return open.length === 1;
+  });
+  return open[0] as { key: string; uploadId: string };
+}
+
+describe('large files from the web client, in Chromium, against the real system', () => {
+  it('a 64 MiB file goes up in 8 MiB parts; a failed part is sent again; after a reload mid-upload the same file sends only the missing parts; the download is the very bytes', async () => {
+    const { path, bytes } = await bigFile('archive.zip', 64 * MiB);
+    await openNotes('large');
+
+    // Parts 1-3 go through (part 2 fails once first); every later part is held until the reload.
+    const tries = new Map<number, number>();
+    const held: Route[] = [];
+    await page.route(isPart, async (route) => {
+      const n = partOf(route.request().url());
+      if (route.request().method() !== 'PUT') return route.continue();
+      tries.set(n, (tries.get(n) ?? 0) + 1);
+      if (n === 2 && tries.get(n) === 1) {
+        return route.fulfill({ status: 503, headers: { 'Access-Control-Allow-Origin': origin }, body: 'slow down' });
+      }
+      if (n > 3) {
+        held.push(route);
+        return;
+      }
+      return route.continue();
+    });
+    await page.getByLabel('Title').fill('Big archive');
+    await page.getByLabel('Attachment (optional)').setInputFiles(path);
+    await page.getByRole('button', { name: 'Save note' }).click();
+
+    const { key, uploadId } = await openUpload();
+    await until(async () => ((await storage.listParts(key, uploadId)) ?? []).length === 3);
+    expect(tries.get(2)).toBe(2);
+    // Pause stops what is in flight and says so.
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    await page.locator('.progress-text').getByText('24.0 MB of 64.0 MB sent (paused)', { exact: true }).waitFor();
+    await screenshot(page, '10-large-file-paused');
+
+    await page.reload();
+    await Promise.allSettled(held.map((route) => route.abort()));
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+
+    const sentAfterReload: number[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'PUT' && isPart(new URL(request.url()))) sentAfterReload.push(partOf(request.url()));
+    });
+    await page.getByLabel('Title').fill('Big archive');
+    await page.getByLabel('Attachment (optional)').setInputFiles(path);
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Note saved.').waitFor({ timeout: 60_000 });
+
+    expect(sentAfterReload.sort((a, b) => a - b)).toEqual([4, 5, 6, 7, 8]);
+    await expect(page.locator('.progress-text').textContent()).resolves.toBe('archive.zip: 64.0 MB uploaded');
+    expect(await storage.listMultipartUploads('uploads/')).toEqual([]);
+    expect((await storage.headObject(key))?.size).toBe(bytes.length);
+
+    const note = page.locator('li[data-note-id]', { hasText: 'Big archive' });
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      note.getByRole('button', { name: 'Download ZIP file' }).click(),
+    ]);
+    const got = await readFile((await download.path()) as string);
+    const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(digest(got)).toBe(digest(bytes));
+  }, 120_000);
+
+  it('cancel aborts the upload: storage keeps no parts, and no note is saved', async () => {
+    const { path } = await bigFile('dataset.zip', 20 * MiB);
+    await openNotes('cancel');
+    const held: Route[] = [];
+    await page.route(isPart, (route) => {
+      if (partOf(route.request().url()) === 1) return route.continue();
+      held.push(route);
+    });
+    await page.getByLabel('Title').fill('Never saved');
+    await page.getByLabel('Attachment (optional)').setInputFiles(path);
+    await page.getByRole('button', { name: 'Save note' }).click();
+    const { key, uploadId } = await openUpload();
+    await until(async () => ((await storage.listParts(key, uploadId)) ?? []).length === 1);
+
+    await page.getByRole('button', { name: 'Cancel upload' }).click();
+    await page.locator('form').getByRole('alert').getByText('The upload was cancelled.').waitFor();
+    await until(async () => (await storage.listMultipartUploads('uploads/')).length === 0);
+    expect(await storage.listParts(key, uploadId)).toBeUndefined();
+    expect(await storage.headObject(key)).toBeUndefined();
+    await page.getByText('No notes yet.').waitFor();
+    await Promise.allSettled(held.map((route) => route.abort()));
+  }, 60_000);
+});
