@@ -23,6 +23,8 @@ function runBench(): Promise<{ code: number | null; stdout: string; stderr: stri
           BENCH_DURATION_S: '0.5',
           BENCH_SOAK_S: '1',
           BENCH_SIZES: '20,40',
+          BENCH_MULTIPART_MB: '20',
+          BENCH_MULTIPART_ROUNDS: '1',
           BENCH_OUT: out,
           BENCH_BCRYPT_COST: '4',
           // The run's own servers, named explicitly: a spread of jest's process.env does not
@@ -62,6 +64,7 @@ describe('npm run bench, with tiny durations', () => {
       auth: s.authCost.ratio,
       login: s.login.ratio,
       uploadLinks: s.uploadLinks.ratio,
+      multipart: s.multipart.ratio,
       notModified: s.notModified.ratio304To200,
     };
     for (const [name, ratio] of Object.entries(ratios))
@@ -74,6 +77,9 @@ describe('npm run bench, with tiny durations', () => {
       s.authCost.unverified,
       s.login.login,
       s.uploadLinks['upload-url'],
+      s.uploadLinks['GET post'],
+      s.multipart.ours,
+      s.multipart.sdk,
       s.notModified['304'],
       s.notModified['200'],
     ]) {
