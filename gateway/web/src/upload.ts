@@ -163,6 +163,8 @@ async function uploadInParts(file: File, onProgress: Progress, control: UploadCo
   const lengthOf = (n: number) => Math.min(partSize, file.size - (n - 1) * partSize);
   const stored = new Set((upload.parts ?? []).map((part) => part.partNumber));
   const pending = upload.completed ? [] : range(1, partCount).filter((n) => !stored.has(n));
+  /** The parts not yet taken by a worker. */
+  const queue = [...pending];
 
   // Progress over all the bytes: parts storage holds, and what is in flight now.
   let doneBytes = [...stored].reduce((sum, n) => sum + lengthOf(n), 0);
@@ -175,7 +177,8 @@ async function uploadInParts(file: File, onProgress: Progress, control: UploadCo
   async function linkFor(n: number): Promise<string> {
     const known = links.get(n);
     if (known && known.until > Date.now()) return known.url;
-    const batch = [n, ...pending.filter((p) => p !== n && !links.has(p))].slice(0, SIGN_BATCH);
+    // This part, and the next ones still to go.
+    const batch = [n, ...queue.filter((p) => !links.has(p))].slice(0, SIGN_BATCH);
     const signed = await api.signParts(uploadId, batch);
     // Used no later than a minute before they expire.
     const until = Date.now() + (signed.expiresIn - 60) * 1000;
@@ -216,7 +219,6 @@ async function uploadInParts(file: File, onProgress: Progress, control: UploadCo
     }
   }
 
-  const queue = [...pending];
   const worker = async () => {
     for (let n = queue.shift(); n !== undefined && !control.stopped; n = queue.shift()) {
       try {

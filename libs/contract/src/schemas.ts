@@ -232,11 +232,13 @@ export const uploadLinkSchema = {
     key: uploadKey,
     headers: {
       type: 'object',
-      required: ['Content-Type', 'Content-Length', 'If-None-Match'],
+      required: ['Content-Type', 'Content-Length', 'If-None-Match', 'x-amz-meta-owner', 'x-amz-meta-size'],
       properties: {
         'Content-Type': { type: 'string' },
         'Content-Length': { type: 'string', pattern: '^[1-9][0-9]*$' },
         'If-None-Match': { const: '*', description: 'The link only creates the object: a second PUT gets 412.' },
+        'x-amz-meta-owner': { type: 'string', description: 'Signed in: the object says whose it is.' },
+        'x-amz-meta-size': { type: 'string', pattern: '^[1-9][0-9]*$', description: 'Signed in: the declared size.' },
       },
       additionalProperties: false,
     },

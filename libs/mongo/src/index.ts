@@ -111,4 +111,12 @@ export function watchReachability(
 
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { trusted } from './trusted';
-export { createTurns, HOLD_MS, STALE_MS, type TurnSteps, type Turns, type Versioned } from './turns';
+export {
+  createTurns,
+  HOLD_MS,
+  isDuplicateKey,
+  STALE_MS,
+  type TurnSteps,
+  type Turns,
+  type Versioned,
+} from './turns';

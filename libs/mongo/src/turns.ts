@@ -136,7 +136,8 @@ export interface Turns {
   startPruning(intervalMs?: number): () => void;
 }
 
-function isDuplicateKey(err: unknown): boolean {
+/** A write refused by a unique index (MongoDB and FerretDB both answer code 11000). */
+export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 

@@ -13,6 +13,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   ListPartsCommand,
   PutBucketCorsCommand,
   PutObjectCommand,
@@ -47,6 +48,16 @@ export interface ObjectInfo {
   contentType: string | undefined;
   /** The Cache-Control stored with the object, if the uploader sent one. */
   cacheControl?: string;
+  /** User metadata (`x-amz-meta-<name>`), by name in lower case. */
+  metadata: Record<string, string>;
+  lastModified: Date;
+}
+
+/** An object as a listing shows it. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  lastModified: Date;
 }
 
 const NOT_FOUND = new Set(['NoSuchKey', 'NotFound']);
@@ -133,9 +144,22 @@ export class ObjectStorage {
     }
   }
 
-  putObject(key: string, body: Uint8Array | string, contentType: string): Promise<string> {
+  putObject(
+    key: string,
+    body: Uint8Array | string,
+    contentType: string,
+    metadata?: Record<string, string>,
+  ): Promise<string> {
     return this.call(async () => {
-      await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+          Metadata: metadata,
+        }),
+      );
       return key;
     });
   }
@@ -157,7 +181,13 @@ export class ObjectStorage {
     return this.call(async () => {
       try {
         const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-        return { size: out.ContentLength ?? 0, contentType: out.ContentType, cacheControl: out.CacheControl };
+        return {
+          size: out.ContentLength ?? 0,
+          contentType: out.ContentType,
+          cacheControl: out.CacheControl,
+          metadata: out.Metadata ?? {},
+          lastModified: out.LastModified ?? new Date(0),
+        };
       } catch (err) {
         if (mapStorageError(err).status !== 404) throw err;
         await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket })).catch((bucketErr: unknown) => {
@@ -185,21 +215,49 @@ export class ObjectStorage {
   }
 
   /**
-   * A link for one PUT of exactly this content type and length, and only while no object is at
-   * the key: `If-None-Match: *` is signed in, so the link cannot put the object back over itself
-   * or replace it once attached (storage answers 412). The presigner leaves headers unsigned
-   * unless told, which would let any type or length through.
+   * A link for one PUT of exactly this content type, length and metadata, and only while no
+   * object is at the key: `If-None-Match: *` is signed in, so the link cannot put the object back
+   * over itself or replace it once attached (storage answers 412). The presigner leaves headers
+   * unsigned unless told, which would let any type or length through, and it would move the
+   * metadata headers into the query string, which not every S3 server reads.
    */
-  signPut(key: string, { contentType, size, expiresIn }: { contentType: string; size: number; expiresIn: number }) {
+  signPut(
+    key: string,
+    {
+      contentType,
+      size,
+      metadata = {},
+      expiresIn,
+    }: { contentType: string; size: number; metadata?: Record<string, string>; expiresIn: number },
+  ) {
     const command = new PutObjectCommand({
       Bucket: this.bucket,
       Key: key,
       ContentType: contentType,
       ContentLength: size,
       IfNoneMatch: '*',
+      Metadata: metadata,
     });
-    const signableHeaders = new Set(['content-type', 'content-length', 'if-none-match']);
-    return this.call(() => getSignedUrl(this.signer, command, { expiresIn, signableHeaders }));
+    const metadataHeaders = Object.keys(metadata).map((name) => `x-amz-meta-${name.toLowerCase()}`);
+    const signableHeaders = new Set(['content-type', 'content-length', 'if-none-match', ...metadataHeaders]);
+    return this.call(() =>
+      getSignedUrl(this.signer, command, { expiresIn, signableHeaders, unhoistableHeaders: new Set(metadataHeaders) }),
+    );
+  }
+
+  /** Up to `max` objects under `prefix`, in key order after `after`; `next` continues, when there is more. */
+  listObjects(prefix: string, { after, max = 1000 }: { after?: string; max?: number } = {}) {
+    return this.call(async () => {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, StartAfter: after, MaxKeys: max }),
+      );
+      const objects: ListedObject[] = (out.Contents ?? []).map((o) => ({
+        key: o.Key ?? '',
+        size: o.Size ?? 0,
+        lastModified: o.LastModified ?? new Date(0),
+      }));
+      return { objects, next: out.IsTruncated ? objects.at(-1)?.key : undefined };
+    });
   }
 
   /** Starts a multipart upload of an object of this content type; gives storage's upload id. */
@@ -355,7 +413,7 @@ export class ObjectStorage {
             {
               AllowedOrigins: [...corsOrigins],
               AllowedMethods: ['PUT', 'GET', 'HEAD'],
-              AllowedHeaders: ['content-type', 'content-length', 'if-none-match'],
+              AllowedHeaders: ['content-type', 'content-length', 'if-none-match', 'x-amz-meta-*'],
               ExposeHeaders: ['ETag'],
               MaxAgeSeconds: 600,
             },

@@ -14,7 +14,8 @@ describe('ObjectStorage against the real S3 server', () => {
     expect(await storage.putObject(k, 'round trip', 'text/plain')).toBe(k);
 
     expect((await storage.getObject(k)).toString()).toBe('round trip');
-    expect(await storage.headObject(k)).toEqual({ size: 10, contentType: 'text/plain' });
+    expect(await storage.headObject(k)).toMatchObject({ size: 10, contentType: 'text/plain', metadata: {} });
+    expect((await storage.headObject(k))?.lastModified).toBeInstanceOf(Date);
     await storage.deleteObject(k);
     expect(await storage.headObject(k)).toBeUndefined();
     await expect(storage.deleteObject(k)).resolves.toBeUndefined();

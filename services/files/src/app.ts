@@ -72,8 +72,9 @@ export function startSweeper(uploads: ReturnType<typeof createUploads>, interval
     running = running.then(async () => {
       try {
         const released = await uploads.sweep();
+        const unclaimed = await uploads.sweepUnclaimed();
         const purged = await uploads.purge();
-        if (released + purged > 0) logger.info({ released, purged }, 'sweeper pass');
+        if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
       } catch (err) {
         logger.warn({ err }, 'sweeper pass failed');
       }

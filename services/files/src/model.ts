@@ -1,6 +1,10 @@
 import { type Connection, type Model, Schema } from 'mongoose';
 
-/** issued → attached → releasing → released; issued → releasing (swept) → released. */
+/**
+ * attached → releasing → released. A single-PUT upload's record is written at its claim, as
+ * attached; a multipart upload's at its creation, as issued: issued → attached, or issued →
+ * releasing (aborted or swept) → released.
+ */
 export const UPLOAD_STATES = ['issued', 'attached', 'releasing', 'released'] as const;
 export type UploadState = (typeof UPLOAD_STATES)[number];
 

@@ -77,15 +77,21 @@ export function createMultipart({
       const partSize = partSizeFor(size, settings.partSize);
       const partCount = Math.ceil(size / partSize);
       const storageUploadId = await storage.createMultipartUpload(key, contentType);
-      await model.create({
-        key,
-        ownerId,
-        contentType,
-        size,
-        state: 'issued',
-        issuedAt: new Date(),
-        multipart: { id, storageUploadId, partSize, partCount, completedAt: null },
-      });
+      try {
+        await model.create({
+          key,
+          ownerId,
+          contentType,
+          size,
+          state: 'issued',
+          issuedAt: new Date(),
+          multipart: { id, storageUploadId, partSize, partCount, completedAt: null },
+        });
+      } catch (err) {
+        // Without its record nothing would ever abort it.
+        await storage.abortMultipartUpload(key, storageUploadId).catch(() => undefined);
+        throw err;
+      }
       return { uploadId: id, key, size, partSize, partCount, completed: false };
     },
 
@@ -117,7 +123,14 @@ export function createMultipart({
         throw new HttpError(404, messages.uploadNotFound);
       const upload = describe(record);
       if (upload.completed || record.state === 'attached') return { ...upload, completed: true, parts: [] };
-      const stored = (await storage.listParts(record.key, record.multipart.storageUploadId)) ?? [];
+      const stored = await storage.listParts(record.key, record.multipart.storageUploadId);
+      if (!stored) {
+        // Storage holds no such upload: joined by a completion whose answer was lost (the record
+        // is marked on the next complete), or gone.
+        const object = await storage.headObject(record.key);
+        if (object?.size === upload.size) return { ...upload, completed: true, parts: [] };
+        throw new HttpError(404, messages.uploadNotFound);
+      }
       return { ...upload, parts: stored.map(({ partNumber, size }) => ({ partNumber, size })) };
     },
 

@@ -15,6 +15,7 @@ export const messages = {
     `Parts not uploaded yet: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ` and ${missing.length - 10} more` : ''}`,
   partsMismatch: 'The uploaded parts do not add up to the declared size',
   uploadCompleted: 'This upload is already completed',
+  claimExpired: 'The file was uploaded too long ago to be attached; upload it again',
   uploadAttached: 'This upload is attached to a note; delete the note to remove it',
   keyRequired: 'key must be an upload key issued by /upload-url',
   uploadNotFound: 'Upload not found',

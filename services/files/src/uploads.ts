@@ -1,14 +1,20 @@
 /**
- * Issued uploads and their life: issue a signed PUT link and record it; claim it for a note;
- * sign a download link; release it (delete the object). The sweeper removes keys never claimed
- * and finishes releases that failed; the purge deletes a released key's object once more after
- * every link that could put it back has expired, then the record. Every state change of a record
- * is its next version, taken as a turn (records.ts).
+ * Uploads and their life: issue a signed PUT link; claim the uploaded object for a note; sign a
+ * download link; release it (delete the object). The sweeper removes objects never claimed and
+ * finishes releases that failed; the purge deletes a released key's object once more after every
+ * link that could put it back has expired, then the record. Every state change of a record is its
+ * next version, taken as a turn (records.ts).
+ *
+ * Issuing a single-PUT link writes nothing: the owner and the declared size are signed into the
+ * link as object metadata, so the object itself says whose it is, and the record is written when
+ * it is claimed (a unique index on the key lets one claim win). Issuing a link then costs a
+ * signature, no more than a read; a database write per link cost more than half the throughput on
+ * FerretDB. Objects never claimed have no record: the sweeper finds them by listing `uploads/`.
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { trusted } from '@cs/mongo';
-import type { ObjectStorage } from '@cs/storage';
+import { isDuplicateKey, trusted } from '@cs/mongo';
+import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import type { UploadModel, UploadRecord } from './model';
 import type { Read, Records } from './records';
 import { messages } from './schemas';
@@ -37,6 +43,20 @@ export interface IssuedUpload {
 const LEASE_MS = 60_000;
 /** Records the sweeper reads per query; each is then taken, or left to a replica that took it. */
 const SWEEP_BATCH = 20;
+/** Listing pages (of 1,000 objects) the sweeper reads per pass, going on from where it stopped. */
+const SCAN_PAGES = 10;
+/** The metadata a single-PUT link signs into its object. */
+const OWNER = 'owner';
+const DECLARED_SIZE = 'size';
+
+/**
+ * An unclaimed object is deleted this long after the claim TTL has passed, and a claim refuses it
+ * from the TTL on: so a claim and the sweeper never act on one object at once, even with clocks
+ * that differ by minutes.
+ */
+export function sweepMarginMs(claimTtlMs: number): number {
+  return Math.min(10 * 60_000, claimTtlMs);
+}
 
 export function createUploads({
   model,
@@ -52,6 +72,45 @@ export function createUploads({
   logger: Logger;
 }) {
   const { read, owned, advance } = records;
+  /** Where the scan of `uploads/` goes on at the next pass; from the start when undefined. */
+  let scanAfter: string | undefined;
+
+  /**
+   * A claim of an object a single-PUT link put there, with no record yet: its signed metadata
+   * names the owner and the declared size. The record is written as attached; a second claim
+   * meets the unique key and is refused.
+   */
+  async function claimUnrecorded(ownerId: string, key: string, object: ObjectInfo | undefined) {
+    if (!object) throw new HttpError(409, messages.notUploaded);
+    if (object.metadata[OWNER] !== ownerId) throw new HttpError(404, messages.uploadNotFound);
+    if (object.metadata[DECLARED_SIZE] !== String(object.size) || object.size > settings.maxBytes) {
+      await storage.deleteObject(key);
+      logger.warn(
+        { key, declared: object.metadata[DECLARED_SIZE], stored: object.size },
+        'deleted an object of the wrong size',
+      );
+      throw new HttpError(409, messages.wrongSize);
+    }
+    if (Date.now() - object.lastModified.getTime() >= settings.claimTtlMs) {
+      throw new HttpError(409, messages.claimExpired);
+    }
+    const contentType = object.contentType ?? 'application/octet-stream';
+    try {
+      await model.create({
+        key,
+        ownerId,
+        contentType,
+        size: object.size,
+        state: 'attached',
+        issuedAt: object.lastModified,
+        attachedAt: new Date(),
+      });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new HttpError(409, messages.notClaimable);
+      throw err;
+    }
+    return { key, contentType, size: object.size };
+  }
 
   /**
    * Takes a record into `releasing` (with a lease), aborts its multipart upload if it has one,
@@ -91,20 +150,29 @@ export function createUploads({
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
       await storage.assertReachable();
       const key = newUploadKey(filename);
-      const url = await storage.signPut(key, { contentType, size, expiresIn: settings.uploadTtlS });
-      await model.create({ key, ownerId, contentType, size, state: 'issued', issuedAt: new Date() });
-      const headers = { 'Content-Type': contentType, 'Content-Length': String(size), 'If-None-Match': '*' };
+      const metadata = { [OWNER]: ownerId, [DECLARED_SIZE]: String(size) };
+      const url = await storage.signPut(key, { contentType, size, metadata, expiresIn: settings.uploadTtlS });
+      const headers = {
+        'Content-Type': contentType,
+        'Content-Length': String(size),
+        'If-None-Match': '*',
+        'x-amz-meta-owner': metadata[OWNER],
+        'x-amz-meta-size': metadata[DECLARED_SIZE],
+      };
       return { url, key, headers, expiresIn: settings.uploadTtlS };
     },
 
     /**
      * The key was issued to this caller, is not yet attached, and its object is in storage with
-     * exactly the size declared. An object of any other size is deleted (the key stays issued).
+     * exactly the size declared. An object of any other size is deleted (the key stays claimable
+     * by a right one while its link lasts).
      */
     async claim(ownerId: string, key: string) {
       // Storage first, so the read below is followed by the record's turn at once.
       const object = await storage.headObject(key);
-      const record = await owned(ownerId, key);
+      const record = await read(key);
+      if (!record) return claimUnrecorded(ownerId, key, object);
+      if (record.ownerId !== ownerId) throw new HttpError(404, messages.uploadNotFound);
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
       if (!object) throw new HttpError(409, messages.notUploaded);
       const fits = record.size === null ? object.size <= settings.maxBytes : object.size === record.size;
@@ -172,6 +240,31 @@ export function createUploads({
         if (taken === 0) break;
       }
       return released;
+    },
+
+    /**
+     * Objects under `uploads/` that no record names, older than the claim TTL and its margin: put
+     * there by a link and never claimed. A pass reads up to SCAN_PAGES pages of the listing and the
+     * next pass goes on from there. Replicas may delete the same object: deleting is idempotent.
+     */
+    async sweepUnclaimed(): Promise<number> {
+      let deleted = 0;
+      for (let page = 0; page < SCAN_PAGES; page++) {
+        const { objects, next } = await storage.listObjects('uploads/', { after: scanAfter });
+        scanAfter = next;
+        const cutoff = Date.now() - settings.claimTtlMs - sweepMarginMs(settings.claimTtlMs);
+        const old = objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
+        if (old.length > 0) {
+          const known = await model.find({ key: trusted({ $in: old }) }, { key: 1 }).lean<{ key: string }[]>();
+          const recorded = new Set(known.map((r) => r.key));
+          for (const key of old.filter((k) => !recorded.has(k))) {
+            await storage.deleteObject(key);
+            deleted += 1;
+          }
+        }
+        if (!next) break;
+      }
+      return deleted;
     },
 
     /**

@@ -13,7 +13,7 @@ const owner = newCaller();
 beforeAll(async () => {
   db = await openTestDatabase(__filename);
   replicas = [];
-  for (let i = 0; i < 3; i++) replicas.push(await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, db));
+  for (let i = 0; i < 3; i++) replicas.push(await startFiles(__filename, {}, db));
 });
 afterAll(async () => {
   for (const r of replicas) await r.close();
@@ -42,10 +42,12 @@ describe('concurrent state changes of one upload', () => {
     expect(outcomes).toEqual(keys.map(() => '200 409 409 409 409 409 409 409 409'));
   });
 
-  it('when a claim and two sweeping replicas race for stale keys, then each key is either attached with its object or released without it', async () => {
+  it('when claims and two sweeping replicas race for unclaimed objects, then a claim never attaches an object the sweeper deletes', async () => {
+    // Replicas whose claim TTL is 2 s (so their sweep margin is 2 s too).
+    const quick = await Promise.all([0, 1, 2].map(() => startFiles(__filename, { UPLOAD_CLAIM_TTL: '2s' }, db)));
+    const replica = (i: number) => quick[i % quick.length] as FilesHarness;
     const keys = await Promise.all(Array.from({ length: 12 }, (_, i) => uploadFile(replica(i), owner, `s${i}`)));
-    await sleep(1200);
-    const [claims] = await Promise.all([
+    const claimAll = () =>
       Promise.all(
         keys.map((key, i) =>
           replica(i)
@@ -54,19 +56,28 @@ describe('concurrent state changes of one upload', () => {
             .send({ key })
             .then((res) => res.status),
         ),
-      ),
-      replica(1).uploads.sweep(),
-      replica(2).uploads.sweep(),
-    ]);
+      );
+    const sweepTwice = () => Promise.all([replica(1).uploads.sweepUnclaimed(), replica(2).uploads.sweepUnclaimed()]);
+    const states = () =>
+      Promise.all(
+        keys.map(async (key) => {
+          const record = await replica(0).model.findOne({ key }).lean();
+          const object = await replica(0).bucket.headObject(key);
+          return `${record?.state ?? 'none'} ${object ? 'object' : 'no-object'}`;
+        }),
+      );
 
-    const seen = await Promise.all(
-      keys.map(async (key, i) => {
-        const record = await replica(0).model.findOne({ key }).lean();
-        const object = await replica(0).bucket.headObject(key);
-        return `${claims[i]} ${record?.state} ${object ? 'object' : 'no-object'}`;
-      }),
-    );
-    for (const line of seen) expect(['200 attached object', '409 released no-object']).toContain(line);
+    // Past the claim TTL (2 s): claims are refused, and the sweeper still waits out its margin.
+    await sleep(2200);
+    const [late] = await Promise.all([claimAll(), sweepTwice()]);
+    expect(late).toEqual(keys.map(() => 409));
+    expect(await states()).toEqual(keys.map(() => 'none object'));
+
+    // Past the margin (2 s more): the sweeper deletes them all, and nothing was recorded.
+    await sleep(2000);
+    await Promise.all([claimAll(), sweepTwice()]);
+    expect(await states()).toEqual(keys.map(() => 'none no-object'));
+    for (const r of quick) await r.close();
   });
 
   it('when three replicas release one attached key at once, then it is released by exactly one of them', async () => {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { basename } from 'node:path';
 import { ObjectStorage } from '@cs/storage';
 import {
   api,
@@ -5,6 +7,7 @@ import {
   captureLogger,
   newCaller,
   openTestDatabase,
+  TEST_FRONTEND_ORIGIN,
   TEST_JWT_SECRET,
   type TestDatabase,
   testStorageSettings,
@@ -26,14 +29,34 @@ export interface FilesHarness {
   close(): Promise<void>;
 }
 
-/** The files app in-process, on the run's real S3 server and a database of the file's own. */
+/**
+ * A bucket of the test file's own, on the run's S3 server: a sweeper under test lists and deletes
+ * only what this file put there, never another suite's objects.
+ */
+export async function bucketOf(file: string): Promise<ReturnType<typeof testStorageSettings>> {
+  const name = basename(file)
+    .replace(/\.test\.ts$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-');
+  const tag = createHash('sha256').update(`${file} ${process.pid}`).digest('hex').slice(0, 8);
+  const settings = { ...testStorageSettings(), bucket: `files-${name}-${tag}`.slice(0, 63) };
+  const storage = new ObjectStorage(settings);
+  try {
+    await storage.ensureBucket([TEST_FRONTEND_ORIGIN]);
+  } finally {
+    storage.destroy();
+  }
+  return settings;
+}
+
+/** The files app in-process, on the run's real S3 server, with a database and a bucket of the file's own. */
 export async function startFiles(
   file: string,
   env: Record<string, string> = {},
   db?: TestDatabase,
 ): Promise<FilesHarness> {
   const database = db ?? (await openTestDatabase(file));
-  const s3 = testStorageSettings();
+  const s3 = await bucketOf(file);
   const config = readConfig({
     JWT_SECRET: TEST_JWT_SECRET,
     MONGO_URL: database.url,

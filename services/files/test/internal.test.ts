@@ -28,7 +28,7 @@ describe('POST /internal/uploads/claim', () => {
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', attachedAt: expect.any(Date) });
   });
 
-  it('when the key was issued but nothing was uploaded, then 409 and it stays issued', async () => {
+  it('when the key was issued but nothing was uploaded, then 409 and nothing is recorded', async () => {
     const issued = await h.http
       .post('/upload-url')
       .set(owner.auth)
@@ -37,23 +37,23 @@ describe('POST /internal/uploads/claim', () => {
 
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'The file has not been uploaded yet' });
-    expect((await h.model.findOne({ key: issued.body.key }).lean())?.state).toBe('issued');
+    expect(await h.model.findOne({ key: issued.body.key }).lean()).toBeNull();
   });
 
-  it('when the stored object is not the declared size, then 409, the object is deleted and the key stays issued for a right one', async () => {
+  it('when the stored object is not the declared size, then 409, the object is deleted and the link can still put a right one', async () => {
     const issued = await h.http
       .post('/upload-url')
       .set(owner.auth)
       .send({ contentType: 'text/plain', filename: 'x.txt', size: 5 });
     const { key, url, headers } = issued.body;
     // What a storage server that ignored the signed length would hold: 40 KiB for 5 bytes.
-    await h.bucket.putObject(key, 'x'.repeat(40 * 1024), 'text/plain');
+    await h.bucket.putObject(key, 'x'.repeat(40 * 1024), 'text/plain', { owner: owner.id, size: '5' });
 
     const res = await post('claim', owner, { key });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'The uploaded file is not the size that was declared; it was removed' });
     expect(await h.bucket.headObject(key)).toBeUndefined();
-    expect((await h.model.findOne({ key }).lean())?.state).toBe('issued');
+    expect(await h.model.findOne({ key }).lean()).toBeNull();
 
     expect((await fetch(url, { method: 'PUT', headers, body: 'right' })).status).toBe(200);
     expect((await post('claim', owner, { key })).status).toBe(200);
@@ -74,12 +74,37 @@ describe('POST /internal/uploads/claim', () => {
     }
   });
 
-  it("when another user claims the owner's key, then 404 and it stays issued", async () => {
+  it("when another user claims the owner's key, then 404, nothing is recorded, and the owner can still claim it", async () => {
     const key = await uploadFile(h, owner, 'mine');
     const res = await post('claim', other, { key });
 
     expect(res.status).toBe(404);
-    expect((await h.model.findOne({ key }).lean())?.state).toBe('issued');
+    expect(res.body).toEqual({ error: 'Upload not found' });
+    expect(await h.model.findOne({ key }).lean()).toBeNull();
+    await post('claim', owner, { key }).expect(200);
+  });
+
+  it('when an object has no owner in its metadata (not put by one of our links), then 404 and it is left alone', async () => {
+    const key = `uploads/${crypto.randomUUID()}.txt`;
+    await h.bucket.putObject(key, 'stray', 'text/plain');
+
+    expect((await post('claim', owner, { key })).status).toBe(404);
+    expect(await h.bucket.headObject(key)).toBeDefined();
+  });
+
+  it('when the object was put longer ago than the claim TTL, then 409: the sweeper is about to remove it', async () => {
+    const strict = await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, h.db);
+    try {
+      const key = await uploadFile(strict, owner, 'late');
+      await new Promise((r) => setTimeout(r, 2100));
+
+      const res = await strict.http.post('/internal/uploads/claim').set(owner.auth).send({ key });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ error: 'The file was uploaded too long ago to be attached; upload it again' });
+      expect(await strict.model.findOne({ key }).lean()).toBeNull();
+    } finally {
+      await strict.close();
+    }
   });
 
   it('when a key is claimed twice, then the second is 409', async () => {

@@ -3,7 +3,7 @@
  * signed with its length, and completion checks storage's own listing.
  */
 import { randomBytes } from 'node:crypto';
-import { S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Caller, type FilesHarness, newCaller, startFiles } from './helpers';
@@ -186,6 +186,27 @@ describe('a multipart upload, part by part, against the real storage server', ()
     expect(await h.bucket.headObject(upload.key)).toBeDefined();
   });
 
+  it('when storage joined the parts but the answer was lost, then the status says completed and complete answers the key', async () => {
+    const file = randomBytes(PART + 10);
+    const upload = await create(owner, file.length);
+    await sendParts(upload, file, [1, 2]);
+    const record = await h.model.findOne({ key: upload.key }).lean();
+    const uploadId = record?.multipart?.storageUploadId as string;
+    const parts = (await h.bucket.listParts(upload.key, uploadId)) ?? [];
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: h.bucket.bucket,
+        Key: upload.key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      }),
+    );
+
+    expect((await status(owner, upload)).body).toMatchObject({ completed: true, parts: [] });
+    expect((await complete(owner, upload)).body).toEqual({ key: upload.key, size: file.length });
+    expect((await h.model.findOne({ key: upload.key }).lean())?.multipart?.completedAt).toBeInstanceOf(Date);
+  });
+
   it('when a part has another length than its link was signed for, then storage refuses it and holds nothing for it', async () => {
     const file = randomBytes(PART + 10);
     const upload = await create(owner, file.length);
@@ -219,7 +240,7 @@ describe('a multipart upload, part by part, against the real storage server', ()
     const record = await h.model.findOne({ key: upload.key }).lean();
     await s3.send(
       new UploadPartCommand({
-        Bucket: s3Settings.bucket,
+        Bucket: h.bucket.bucket,
         Key: upload.key,
         UploadId: record?.multipart?.storageUploadId,
         PartNumber: 3,

@@ -25,30 +25,42 @@ describe('POST /upload-url', () => {
     expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'headers', 'key', 'url']);
     expect(res.body.key).toMatch(KEY);
     expect(res.body.key.endsWith('.png')).toBe(true);
-    expect(res.body.headers).toEqual({ 'Content-Type': 'image/png', 'Content-Length': '2048', 'If-None-Match': '*' });
+    expect(res.body.headers).toEqual({
+      'Content-Type': 'image/png',
+      'Content-Length': '2048',
+      'If-None-Match': '*',
+      'x-amz-meta-owner': caller.id,
+      'x-amz-meta-size': '2048',
+    });
     expect(res.body.expiresIn).toBe(300);
     const url = new URL(res.body.url);
     expect(url.pathname).toBe(`/${h.config.STORAGE_BUCKET}/${res.body.key}`);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
     expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toEqual(
-      expect.arrayContaining(['content-type', 'content-length', 'if-none-match']),
+      expect.arrayContaining([
+        'content-type',
+        'content-length',
+        'if-none-match',
+        'x-amz-meta-owner',
+        'x-amz-meta-size',
+      ]),
     );
   });
 
-  it('when a key is issued, then it is recorded with its owner, content type, size and time', async () => {
+  it('when a key is issued, then nothing is written until the claim, which records the owner, content type, size and time', async () => {
+    const before = await h.model.countDocuments({});
     const res = await h.http
       .post('/api/upload-url')
       .set(caller.auth)
-      .send({ contentType: 'application/pdf', filename: 'a.pdf', size: 1234 });
-
+      .send({ contentType: 'application/pdf', filename: 'a.pdf', size: 4 });
     expect(res.status).toBe(200);
-    expect(res.body.headers).toEqual({
-      'Content-Type': 'application/pdf',
-      'Content-Length': '1234',
-      'If-None-Match': '*',
-    });
+    expect(await h.model.countDocuments({})).toBe(before);
+
+    expect((await fetch(res.body.url, { method: 'PUT', headers: res.body.headers, body: '%PDF' })).status).toBe(200);
+    expect(await h.bucket.headObject(res.body.key)).toMatchObject({ metadata: { owner: caller.id, size: '4' } });
+    await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key: res.body.key }).expect(200);
     const record = await h.model.findOne({ key: res.body.key }).lean();
-    expect(record).toMatchObject({ ownerId: caller.id, contentType: 'application/pdf', size: 1234, state: 'issued' });
+    expect(record).toMatchObject({ ownerId: caller.id, contentType: 'application/pdf', size: 4, state: 'attached' });
     expect(Date.now() - (record?.issuedAt.getTime() ?? 0)).toBeLessThan(60_000);
   });
 
@@ -179,6 +191,15 @@ describe('the signed upload link, used against the real storage server', () => {
     expect(right.status).toBe(200);
   });
 
+  it('when the PUT names another owner or size in its metadata, then storage refuses it', async () => {
+    const { url, key, headers } = await link({});
+    for (const change of [{ 'x-amz-meta-owner': newCaller().id }, { 'x-amz-meta-size': '12' }]) {
+      const put = await fetch(url, { method: 'PUT', headers: { ...headers, ...change }, body: 'hello storage' });
+      expect(put.status).toBe(403);
+    }
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+  });
+
   it('when the PUT leaves out If-None-Match, then storage refuses it: the link only creates', async () => {
     const { url, key, headers } = await link({});
     const { 'If-None-Match': _once, ...rest } = headers;
@@ -227,7 +248,7 @@ describe('the signed upload link, used against the real storage server', () => {
         headers: {
           Origin: origin,
           'Access-Control-Request-Method': 'PUT',
-          'Access-Control-Request-Headers': 'content-type,if-none-match',
+          'Access-Control-Request-Headers': 'content-type,if-none-match,x-amz-meta-owner,x-amz-meta-size',
         },
       });
 
@@ -235,7 +256,9 @@ describe('the signed upload link, used against the real storage server', () => {
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(TEST_FRONTEND_ORIGIN);
     expect(allowed.headers.get('access-control-allow-methods')).toContain('PUT');
-    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('if-none-match');
+    for (const header of ['if-none-match', 'x-amz-meta-owner', 'x-amz-meta-size']) {
+      expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain(header);
+    }
 
     const refused = await preflight('http://evil.example');
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
