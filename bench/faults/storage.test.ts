@@ -42,7 +42,7 @@ async function noteWithFile(token: string, text: string): Promise<{ id: string; 
   const link = await traffic.fetch('/api/upload-url', {
     method: 'POST',
     token,
-    body: { contentType: 'text/plain', filename: 'f.txt' },
+    body: { contentType: 'text/plain', filename: 'f.txt', size: Buffer.byteLength(text) },
   });
   const { url, key, headers } = link.body as { url: string; key: string; headers: Record<string, string> };
   const put = await fetch(url, { method: 'PUT', headers, body: text });
@@ -70,7 +70,7 @@ it('when storage is killed under load, then only storage operations answer JSON 
     await traffic.fetch('/api/upload-url', {
       method: 'POST',
       token,
-      body: { contentType: 'text/plain', filename: 'spare.txt' },
+      body: { contentType: 'text/plain', filename: 'spare.txt', size: 5 },
     })
   ).body as { url: string; key: string; headers: Record<string, string> };
   expect((await fetch(spare.url, { method: 'PUT', headers: spare.headers, body: 'spare' })).status).toBe(200);
@@ -126,7 +126,7 @@ it('when storage is killed under load, then only storage operations answer JSON 
         await traffic.fetch('/api/upload-url', {
           method: 'POST',
           token,
-          body: { contentType: 'text/plain', filename: 'y.txt' },
+          body: { contentType: 'text/plain', filename: 'y.txt', size: 1 },
         })
       ).status === 200,
     10_000,
