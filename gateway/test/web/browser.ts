@@ -3,9 +3,12 @@
  * Debian package when it is missing (scripts/install-chromium.sh), and CHROMIUM_PATH may name
  * another binary.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '@cs/devstack';
+import { freePort, prepareBucket, REPO_ROOT, type RunningSystem } from '@cs/devstack';
+import { ObjectStorage } from '@cs/storage';
+import { startTestSystem, testStorageSettings } from '@cs/testkit';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -34,4 +37,47 @@ export async function launchChromium(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+export interface BrowserSuite {
+  /** A few hex digits of this suite's own, for names that must not meet another run's. */
+  id: string;
+  /** Where the gateway serves the page: the one origin the suite's bucket allows. */
+  origin: string;
+  system: RunningSystem;
+  browser: Browser;
+  /** The suite's bucket, and a client of the test's own to look into it. */
+  storageSettings: ReturnType<typeof testStorageSettings>;
+  storage: ObjectStorage;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole real system, with its gateway at http://127.0.0.1:<port> and a bucket of the
+ * suite's own whose CORS rule allows exactly that origin, and a Chromium to drive it.
+ */
+export async function startBrowserSuite(label: string, env: Record<string, string> = {}): Promise<BrowserSuite> {
+  const id = randomBytes(3).toString('hex');
+  const storageSettings = { ...testStorageSettings(), bucket: `${label}-${id}` };
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
+  const [system, browser] = await Promise.all([
+    startTestSystem({ gatewayPort: port, frontendOrigin: origin, storage: storageSettings, env }),
+    launchChromium(),
+  ]);
+  const storage = new ObjectStorage(storageSettings);
+  return {
+    id,
+    origin,
+    system,
+    browser,
+    storageSettings,
+    storage,
+    async stop() {
+      await browser.close();
+      await system.stop();
+      storage.destroy();
+    },
+  };
 }

@@ -6,47 +6,32 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
-import { ObjectStorage } from '@cs/storage';
-import { newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
+import { newUserId, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { launchChromium, screenshot } from './browser';
+import type { BrowserContext, Page, Request } from 'playwright-core';
+import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
-const suite = randomBytes(3).toString('hex');
-const storageSettings = { ...testStorageSettings(), bucket: `web-${suite}` };
-const storage = new ObjectStorage(storageSettings);
-let system: RunningSystem;
+let web: BrowserSuite;
+let suite: string;
 let origin: string;
-let browser: Browser;
+let storageSettings: BrowserSuite['storageSettings'];
+let storage: BrowserSuite['storage'];
 let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
-  [system, browser] = await Promise.all([
-    // Auth rate limit off: the suite registers and logs in more than ten times a minute.
-    startTestSystem({
-      gatewayPort: port,
-      frontendOrigin: origin,
-      storage: storageSettings,
-      env: { AUTH_RATE_LIMIT: '0' },
-    }),
-    launchChromium(),
-  ]);
+  // Auth rate limit off: the suite registers and logs in more than ten times a minute.
+  web = await startBrowserSuite('web', { AUTH_RATE_LIMIT: '0' });
+  ({ id: suite, origin, storageSettings, storage } = web);
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-  storage.destroy();
+  await web?.stop();
 });
 
 async function openPage(at = `${origin}/`): Promise<Page> {
-  context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
   // Well under jest's 30 s, so a step that never happens fails with its own locator.
   context.setDefaultTimeout(10_000);
   page = await context.newPage();

@@ -7,39 +7,26 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
-import { ObjectStorage } from '@cs/storage';
-import { startTestSystem, testStorageSettings } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { launchChromium, screenshot } from './browser';
+import type { BrowserContext, Page, Route } from 'playwright-core';
+import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 const MiB = 1024 * 1024;
-const suite = randomBytes(3).toString('hex');
-const storageSettings = { ...testStorageSettings(), bucket: `web-large-${suite}` };
-const storage = new ObjectStorage(storageSettings);
-let folder: string;
-let system: RunningSystem;
+let web: BrowserSuite;
 let origin: string;
-let browser: Browser;
+let storage: BrowserSuite['storage'];
+let folder: string;
 let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
+  web = await startBrowserSuite('web-large');
+  ({ origin, storage } = web);
   folder = await mkdtemp(join(tmpdir(), 'large-files-'));
-  [system, browser] = await Promise.all([
-    startTestSystem({ gatewayPort: port, frontendOrigin: origin, storage: storageSettings }),
-    launchChromium(),
-  ]);
 }, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await system?.stop();
-  storage.destroy();
+  await web?.stop();
   if (folder) await rm(folder, { recursive: true, force: true });
 });
 
@@ -64,12 +51,12 @@ async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise
 }
 
 async function openNotes(label: string): Promise<void> {
-  context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
   context.setDefaultTimeout(20_000);
   page = await context.newPage();
   await page.goto(`${origin}/`);
   await page.getByRole('link', { name: 'Register', exact: true }).click();
-  await page.getByLabel('E-mail').fill(`${label}-${suite}@example.com`);
+  await page.getByLabel('E-mail').fill(`${label}-${web.id}@example.com`);
   await page.getByLabel('Password').fill('correct horse battery');
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
