@@ -26,6 +26,25 @@ describe('HTTP caching of the public reads', () => {
     expect(again.text).toBe('');
   });
 
+  it('when If-None-Match comes with Cache-Control: no-cache, as fetch sends it, or as a list or weak tag, then still 304', async () => {
+    const { body } = await h.http
+      .post('/api/posts')
+      .set(author.auth)
+      .send({ title: 'Fetched', body: 'Read by a browser.' });
+    await h.http.put(`/api/posts/${body._id}`).set(author.auth).send({ status: 'published' }).expect(200);
+    const etag = (await h.http.get(`/api/posts/${body._id}`)).headers.etag as string;
+
+    for (const sent of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+      const res = await h.http
+        .get(`/api/posts/${body._id}`)
+        .set('If-None-Match', sent)
+        .set('Cache-Control', 'no-cache')
+        .set('Pragma', 'no-cache');
+      expect({ sent, status: res.status }).toEqual({ sent, status: 304 });
+    }
+    expect((await h.http.get(`/api/posts/${body._id}`).set('If-None-Match', '"other"')).status).toBe(200);
+  });
+
   it('when the post changes, then its ETag changes and the old one gets the full body', async () => {
     const [id] = await seed(h.model, [{ authorId: author.id, status: 'draft' }]);
     const before = await h.http.get(`/api/posts/${id}`).set(author.auth);
