@@ -12,6 +12,8 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY libs ./libs
 COPY services ./services
+# The client library: the gateway's web client is built on it (and bundles it).
+COPY clients ./clients
 COPY gateway ./gateway
 # `npm install`, not `npm ci`, for the lockfile reason given in scripts/setup.sh.
 RUN npm install --no-audit --no-fund --loglevel=error

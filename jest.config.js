@@ -17,6 +17,7 @@ const WORKSPACES = [
   'services/files',
   'gateway',
   'bench',
+  'clients/js',
 ];
 
 const swc = [
@@ -39,5 +40,7 @@ module.exports = {
     testMatch: ['**/*.test.ts'],
     testEnvironment: 'node',
     transform: { '^.+\\.ts$': swc },
+    // The client library is ESM: its relative imports name the .js its .ts compiles to.
+    ...(dir === 'clients/js' ? { moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' } } : {}),
   })),
 };

@@ -1,55 +1,24 @@
 /**
- * The gateway's API as typed calls. Every failure becomes an ApiError whose message is meant for
- * a person; raw JSON never reaches the page.
+ * The gateway's API, through the typed client library (`@content-service/client`). Every failure
+ * becomes an ApiError whose message is meant for a person; raw JSON never reaches the page.
  */
-import { currentSession, endSession } from './session';
+import {
+  ApiError as ClientApiError,
+  createContentClient,
+  NetworkError,
+  type Note,
+  type Page,
+  type Post,
+  type PostPage,
+  SessionExpiredError,
+  StorageError,
+  UploadAbortedError,
+  type UploadOptions,
+  type UploadTask,
+} from '@content-service/client';
+import { sessionStore } from './session';
 
-export interface Post {
-  _id: string;
-  title: string;
-  body: string;
-  authorId: string;
-  status: 'draft' | 'published';
-  tags: string[];
-  publishedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface PostPage {
-  posts: Post[];
-  total: number;
-  page: number;
-  pages: number;
-}
-
-export interface Note {
-  _id: string;
-  title: string;
-  body: string;
-  attachmentKey: string | null;
-  authorId: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface UploadLink {
-  url: string;
-  key: string;
-  headers: Record<string, string>;
-  expiresIn: number;
-}
-
-/** A file going up in parts; `parts` (on a status read) are the ones storage already holds. */
-export interface MultipartUpload {
-  uploadId: string;
-  key: string;
-  size: number;
-  partSize: number;
-  partCount: number;
-  completed: boolean;
-  parts?: { partNumber: number; size: number }[];
-}
+export type { Note, Page, Post, PostPage };
 
 export interface FieldError {
   field: string;
@@ -74,6 +43,7 @@ export function onSessionExpired(handler: (message: string) => void): void {
 }
 
 export const SESSION_ENDED = 'Your session has ended. Please log in again.';
+export const CANCELLED = 'The upload was cancelled.';
 
 function sentence(text: string): string {
   const trimmed = text.trim();
@@ -82,19 +52,28 @@ function sentence(text: string): string {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
-/** What to tell a person about a failed response, from its status and the API's own message. */
-export function plainWords(status: number, body: unknown, retryAfter: string | null): ApiError {
-  const errors = (body as { errors?: unknown })?.errors;
-  if (Array.isArray(errors)) {
-    const fields = errors.filter(
-      (e): e is FieldError => typeof e?.field === 'string' && typeof e?.message === 'string',
+/** What to tell a person about a failure the client library reported. */
+export function plainWords(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof SessionExpiredError) return new ApiError(SESSION_ENDED, 401);
+  if (error instanceof UploadAbortedError) return new ApiError(CANCELLED, 0);
+  if (error instanceof NetworkError) {
+    return new ApiError(
+      error.target === 'storage'
+        ? 'The file could not be sent to storage. Storage did not accept an upload from this page, or could not be reached.'
+        : 'We could not reach the service. Check your connection and try again.',
+      0,
     );
-    return new ApiError('Please correct the highlighted fields.', status, fields);
   }
-  const message = (body as { error?: unknown })?.error;
+  if (error instanceof StorageError) {
+    return new ApiError(`Storage refused the file (HTTP ${error.status}). Please try again.`, error.status);
+  }
+  if (!(error instanceof ClientApiError)) return new ApiError('Something went wrong on our side. Please try again.', 0);
+  const { status } = error;
+  if (error.errors.length > 0) return new ApiError('Please correct the highlighted fields.', status, error.errors);
   if (status === 429) {
-    const seconds = Number(retryAfter);
-    const wait = Number.isFinite(seconds) && seconds > 0 ? `${Math.ceil(seconds)} seconds` : 'a minute';
+    const seconds = error.retryAfter;
+    const wait = seconds !== undefined && seconds > 0 ? `${Math.ceil(seconds)} seconds` : 'a minute';
     return new ApiError(`Too many attempts. Please wait ${wait} and try again.`, status);
   }
   if (status === 413) return new ApiError('That is too large to send.', status);
@@ -102,102 +81,61 @@ export function plainWords(status: number, body: unknown, retryAfter: string | n
     return new ApiError('The service is briefly unavailable. Please try again in a moment.', status);
   }
   if (status >= 500) return new ApiError('Something went wrong on our side. Please try again.', status);
-  if (typeof message === 'string' && message) return new ApiError(sentence(message), status);
+  // The library says `HTTP <status>` when the answer carried no message of the API's.
+  if (!/^HTTP \d{3}$/.test(error.message)) return new ApiError(sentence(error.message), status);
   return new ApiError(`The request was refused (HTTP ${status}).`, status);
 }
 
-/** One page of a list, and the path of the next one (from the Link header) when there is one. */
-export interface Page<T> {
-  items: T[];
-  next?: string;
-}
+const client = createContentClient({
+  baseUrl: '',
+  store: sessionStore,
+  onSessionExpired: () => sessionExpired(SESSION_ENDED),
+});
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return (await send<T>(method, path, body)).body;
-}
-
-async function page<T>(path: string): Promise<Page<T>> {
-  const { body, headers } = await send<T[]>('GET', path);
-  const next = /<([^>]+)>;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
-  return next ? { items: body, next } : { items: body };
-}
-
-async function send<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
-  const session = currentSession();
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (session) headers.Authorization = `Bearer ${session.token}`;
-  let response: Response;
+async function call<T>(work: () => Promise<T>): Promise<T> {
   try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError('We could not reach the service. Check your connection and try again.', 0);
+    return await work();
+  } catch (error) {
+    throw plainWords(error);
   }
-  if (response.status === 204) return { body: undefined as T, headers: response.headers };
-  const parsed: unknown = await response.json().catch(() => undefined);
-  if (response.ok) return { body: parsed as T, headers: response.headers };
-  if (response.status === 401 && session) {
-    endSession();
-    sessionExpired(SESSION_ENDED);
-    throw new ApiError(SESSION_ENDED, 401);
-  }
-  throw plainWords(response.status, parsed, response.headers.get('retry-after'));
 }
-
-const id = (value: string) => encodeURIComponent(value);
 
 export const api = {
-  register: (email: string, password: string) =>
-    call<{ token: string }>('POST', '/api/auth/register', { email, password }),
-  login: (email: string, password: string) => call<{ token: string }>('POST', '/api/auth/login', { email, password }),
+  register: (email: string, password: string) => call(() => client.register(email, password)),
+  login: (email: string, password: string) => call(() => client.login(email, password)),
 
-  listPosts: (query: { page?: number; tag?: string }) => {
-    const params = new URLSearchParams({ page: String(query.page ?? 1), limit: '10' });
-    if (query.tag) params.set('tag', query.tag);
-    return call<PostPage>('GET', `/api/posts?${params}`);
-  },
-  getPost: (postId: string) => call<Post>('GET', `/api/posts/${id(postId)}`),
+  listPosts: (query: { page?: number; tag?: string | undefined }) =>
+    call(() => client.posts.list({ page: query.page ?? 1, limit: 10, ...(query.tag ? { tag: query.tag } : {}) })),
+  getPost: (postId: string) => call(() => client.posts.get(postId)),
   /** Every post of the caller: the server pages them by 100, and this follows the pages. */
-  myPosts: async () => {
-    const posts: Post[] = [];
-    const seen = new Set<string>();
-    for (let path: string | undefined = '/api/posts/my-posts'; path && !seen.has(path); ) {
-      seen.add(path);
-      const current: Page<Post> = await page<Post>(path);
-      posts.push(...current.items);
-      path = current.next;
-    }
-    return posts;
-  },
-  createPost: (post: { title: string; body: string; tags: string[] }) => call<Post>('POST', '/api/posts', post),
-  updatePost: (postId: string, changes: Partial<Pick<Post, 'title' | 'body' | 'status'>>) =>
-    call<Post>('PUT', `/api/posts/${id(postId)}`, changes),
-  deletePost: (postId: string) => call<void>('DELETE', `/api/posts/${id(postId)}`),
+  myPosts: () =>
+    call(async () => {
+      const posts: Post[] = [];
+      const seen = new Set<string>();
+      for (let cursor: string | undefined, first = true; first || (cursor && !seen.has(cursor)); first = false) {
+        if (cursor) seen.add(cursor);
+        const page: Page<Post> = await client.posts.mine(cursor);
+        posts.push(...page.items);
+        cursor = page.next;
+      }
+      return posts;
+    }),
+  createPost: (post: { title: string; body: string; tags: string[] }) => call(() => client.posts.create(post)),
+  updatePost: (postId: string, changes: { title?: string; body?: string; status?: 'draft' | 'published' }) =>
+    call(() => client.posts.update(postId, changes)),
+  deletePost: (postId: string) => call(() => client.posts.remove(postId)),
 
-  /** The newest notes, or the page at `next` (from the page before). */
-  listNotes: (next = '/api/notes') => page<Note>(next),
-  createNote: (note: { title: string; body: string; attachmentKey?: string }) => call<Note>('POST', '/api/notes', note),
+  /** The newest notes, or the page after `cursor` (from the page before). */
+  listNotes: (cursor?: string) => call(() => client.notes.list(cursor ? { cursor } : {})),
+  createNote: (note: { title: string; body: string; attachmentKey?: string }) => call(() => client.notes.create(note)),
   updateNote: (noteId: string, changes: { title?: string; body?: string; attachmentKey?: string | null }) =>
-    call<Note>('PUT', `/api/notes/${id(noteId)}`, changes),
-  deleteNote: (noteId: string) => call<void>('DELETE', `/api/notes/${id(noteId)}`),
-  attachmentLink: (noteId: string) =>
-    call<{ url: string; expiresIn: number }>('GET', `/api/notes/${id(noteId)}/attachment`),
-  uploadLink: (file: { contentType: string; filename: string; size: number }) =>
-    call<UploadLink>('POST', '/api/upload-url', file),
-  createMultipart: (file: { contentType: string; filename: string; size: number }) =>
-    call<MultipartUpload>('POST', '/api/multipart-uploads', file),
-  multipartStatus: (uploadId: string) => call<MultipartUpload>('GET', `/api/multipart-uploads/${id(uploadId)}`),
-  signParts: (uploadId: string, partNumbers: number[]) =>
-    call<{ parts: { partNumber: number; url: string }[]; expiresIn: number }>(
-      'POST',
-      `/api/multipart-uploads/${id(uploadId)}/part-urls`,
-      { partNumbers },
-    ),
-  completeMultipart: (uploadId: string) =>
-    call<{ key: string; size: number }>('POST', `/api/multipart-uploads/${id(uploadId)}/complete`),
-  abortMultipart: (uploadId: string) => call<void>('DELETE', `/api/multipart-uploads/${id(uploadId)}`),
+    call(() => client.notes.update(noteId, changes)),
+  deleteNote: (noteId: string) => call(() => client.notes.remove(noteId)),
+  attachmentLink: (noteId: string) => call(() => client.notes.downloadLink(noteId)),
+
+  /** A file straight to storage (in parts when large); its key when done, in words when not. */
+  startUpload(file: File, options: UploadOptions): UploadTask {
+    const task = client.startUpload(file, options);
+    return Object.assign(task, { done: call(() => task.done) });
+  },
 };

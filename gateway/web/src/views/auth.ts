@@ -40,6 +40,7 @@ export function authView(mode: 'login' | 'register', notice: string | undefined,
     }
     void busy(form, async () => {
       try {
+        // The library keeps the session; the address is kept as the API keeps it, in lower case.
         const { token } = registering
           ? await api.register(address, password.value)
           : await api.login(address, password.value);

@@ -2,10 +2,11 @@
  * The signed-in person's notes, each with an optional file. A file goes from the browser
  * straight to storage through signed links (with a progress bar); the note keeps only its key.
  */
+
+import { MULTIPART_FROM } from '@content-service/client';
 import { api, type Note, type Page } from '../api';
 import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
-import { MULTIPART_FROM, UploadControl, uploadFile } from '../upload';
 
 /**
  * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
@@ -26,32 +27,28 @@ function filePicker(label: string) {
       progress.hidden = false;
       bar.value = 0;
       status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
-      const control = new UploadControl();
+      const cancel = new AbortController();
+      const show = (sent: number, total: number) => {
+        bar.max = total || 1;
+        bar.value = sent;
+        status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent${task.paused ? ' (paused)' : ''}`;
+      };
+      const task = api.startUpload(file, { onProgress: show, signal: cancel.signal });
       // Made now, not with the form: the form's buttons are disabled while it is busy.
       if (file.size > MULTIPART_FROM) {
-        const pause = h(
-          'button',
-          { type: 'button', onclick: () => (control.paused ? control.resume() : control.pause()) },
-          'Pause',
-        );
-        const cancel = h('button', { type: 'button', onclick: () => control.cancel() }, 'Cancel upload');
-        control.onChange = () => {
-          pause.textContent = control.paused ? 'Resume' : 'Pause';
+        const pause = h('button', { type: 'button' }, 'Pause');
+        pause.addEventListener('click', () => {
+          if (task.paused) task.resume();
+          else task.pause();
+          pause.textContent = task.paused ? 'Resume' : 'Pause';
           const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
-          status.textContent = control.paused ? `${text} (paused)` : text;
-        };
-        replaceChildren(controls, pause, cancel);
+          status.textContent = task.paused ? `${text} (paused)` : text;
+        });
+        const stop = h('button', { type: 'button', onclick: () => cancel.abort() }, 'Cancel upload');
+        replaceChildren(controls, pause, stop);
       }
       try {
-        const key = await uploadFile(
-          file,
-          (sent, total) => {
-            bar.max = total || 1;
-            bar.value = sent;
-            status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent${control.paused ? ' (paused)' : ''}`;
-          },
-          control,
-        );
+        const key = await task.done;
         status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
         return key;
       } catch (error) {

@@ -1,0 +1,223 @@
+/**
+ * The typed client: every call's path, parameters, body and answer come from the generated
+ * OpenAPI types (schema.ts) through openapi-fetch, so a call the API does not accept does not
+ * compile. This file adds what every front end writes by hand otherwise: the session, one error
+ * type per kind of failure, and an optional cache of public reads.
+ */
+import createFetchClient, { type Middleware } from 'openapi-fetch';
+import { apiErrorOf, ContentClientError, NetworkError, type SessionExpiredError } from './errors.js';
+import type { components, paths } from './schema.js';
+import { memoryStore, type Session, type SessionStore } from './session.js';
+import { type UploadOptions, type UploadTask, uploader } from './upload.js';
+
+type Schemas = components['schemas'];
+export type Post = Schemas['Post'];
+export type PostPage = Schemas['PostPage'];
+export type NewPost = Schemas['CreatePost'];
+export type PostChanges = Schemas['UpdatePost'];
+export type Note = Schemas['Note'];
+export type NewNote = Schemas['CreateNote'];
+export type NoteChanges = Schemas['UpdateNote'];
+export type DownloadLink = Schemas['DownloadLink'];
+
+export interface ClientOptions {
+  /** Where the gateway is: `https://api.example.com`, or '' for the page's own origin. */
+  baseUrl?: string;
+  /** Where the session is kept; in memory unless given (see `webStorage`). */
+  store?: SessionStore;
+  /** Called when a protected call was refused with 401 and the session cleared. */
+  onSessionExpired?: (error: SessionExpiredError) => void;
+  /** Reuse a public read's body when the API answers 304 to its ETag. Off by default. */
+  cache?: boolean;
+  /** A fetch of your own (to add tracing, say); the global one otherwise. */
+  fetch?: typeof fetch;
+}
+
+/** One page of a keyset-paged list, and the cursor of the next page when there is one. */
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
+type Result<T> = { data?: T; error?: unknown; response: Response };
+
+export function createContentClient(options: ClientOptions = {}) {
+  const store = options.store ?? memoryStore();
+  const doFetch = options.fetch ?? ((input: Request) => fetch(input));
+  const raw = createFetchClient<paths>({ baseUrl: options.baseUrl ?? '', fetch: doFetch });
+  /** Answers whose 401 ended the session (the request carried its token). */
+  const ended = new WeakSet<Response>();
+
+  const session: Middleware = {
+    onRequest({ request }) {
+      const current = store.load();
+      if (current && !new URL(request.url).pathname.startsWith('/api/auth/')) {
+        request.headers.set('Authorization', `Bearer ${current.token}`);
+      }
+      return request;
+    },
+    onResponse({ request, response }) {
+      if (response.status === 401 && request.headers.has('Authorization')) {
+        store.clear();
+        ended.add(response);
+      }
+      return response;
+    },
+  };
+  raw.use(session);
+  if (options.cache) raw.use(etagCache());
+
+  /** The call's answer, or the typed error for its failure. */
+  async function run<T>(call: () => Promise<Result<T>>): Promise<T> {
+    let result: Result<T>;
+    try {
+      result = await call();
+    } catch (err) {
+      if (err instanceof ContentClientError) throw err;
+      throw new NetworkError('The API could not be reached', 'api', { cause: err });
+    }
+    if (result.response.ok) return result.data as T;
+    const error = apiErrorOf(result.response, result.error, ended.has(result.response));
+    if (ended.has(result.response)) options.onSessionExpired?.(error as SessionExpiredError);
+    throw error;
+  }
+
+  /** The cursor in a `Link: <…?cursor=…>; rel="next"` header. */
+  const nextCursor = (response: Response) => {
+    const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+    return link ? (new URL(link, 'http://x').searchParams.get('cursor') ?? undefined) : undefined;
+  };
+  async function page<T>(call: () => Promise<Result<T[]>>): Promise<Page<T>> {
+    let response: Response | undefined;
+    const items = await run(async () => {
+      const result = await call();
+      response = result.response;
+      return result;
+    });
+    const next = response && nextCursor(response);
+    return next ? { items, next } : { items };
+  }
+
+  const signIn = async (path: '/api/auth/register' | '/api/auth/login', email: string, password: string) => {
+    const { token } = await run(() => raw.POST(path, { body: { email, password } }));
+    store.save({ token, email });
+    return { token, email } satisfies Session;
+  };
+
+  const client = {
+    /** The openapi-fetch client itself, typed, with the session and errors middleware. */
+    raw,
+    /** The signed-in person, if any. */
+    session: (): Session | undefined => store.load(),
+    register: (email: string, password: string) => signIn('/api/auth/register', email, password),
+    login: (email: string, password: string) => signIn('/api/auth/login', email, password),
+    /** Forgets the token (tokens cannot be revoked: it stays valid until it expires). */
+    logout: () => store.clear(),
+
+    posts: {
+      list: (query: { page?: number; limit?: number; tag?: string } = {}) =>
+        run(() =>
+          raw.GET('/api/posts', {
+            params: {
+              query: {
+                ...(query.page ? { page: String(query.page) } : {}),
+                ...(query.limit ? { limit: String(query.limit) } : {}),
+                ...(query.tag ? { tag: query.tag } : {}),
+              },
+            },
+          }),
+        ),
+      get: (id: string) => run(() => raw.GET('/api/posts/{id}', { params: { path: { id } } })),
+      /** The caller's posts, a page (of up to 100) at a time. */
+      mine: (cursor?: string) =>
+        page(() => raw.GET('/api/posts/my-posts', { params: { query: cursor ? { cursor } : {} } })),
+      create: (post: NewPost) => run(() => raw.POST('/api/posts', { body: post })),
+      update: (id: string, changes: PostChanges) =>
+        run(() => raw.PUT('/api/posts/{id}', { params: { path: { id } }, body: changes })),
+      remove: (id: string) => run(() => raw.DELETE('/api/posts/{id}', { params: { path: { id } } })),
+    },
+
+    notes: {
+      /** The caller's notes, newest first, a page at a time. */
+      list: (query: { limit?: number; cursor?: string } = {}) =>
+        page(() =>
+          raw.GET('/api/notes', {
+            params: {
+              query: {
+                ...(query.limit ? { limit: String(query.limit) } : {}),
+                ...(query.cursor ? { cursor: query.cursor } : {}),
+              },
+            },
+          }),
+        ),
+      get: (id: string) => run(() => raw.GET('/api/notes/{id}', { params: { path: { id } } })),
+      create: (note: NewNote) => run(() => raw.POST('/api/notes', { body: note })),
+      update: (id: string, changes: NoteChanges) =>
+        run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: changes })),
+      remove: (id: string) => run(() => raw.DELETE('/api/notes/{id}', { params: { path: { id } } })),
+      /** Attaches an uploaded file's key to a note (the file it replaces is deleted). */
+      attach: (id: string, key: string) =>
+        run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: { attachmentKey: key } })),
+      /** A signed download link for the note's file (valid for an hour). */
+      downloadLink: (id: string) => run(() => raw.GET('/api/notes/{id}/attachment', { params: { path: { id } } })),
+    },
+  };
+
+  const files = uploader({
+    link: (body) => run(() => raw.POST('/api/upload-url', { body })),
+    createMultipart: (body) => run(() => raw.POST('/api/multipart-uploads', { body })),
+    status: (uploadId) => run(() => raw.GET('/api/multipart-uploads/{uploadId}', { params: { path: { uploadId } } })),
+    signParts: (uploadId, partNumbers) =>
+      run(() =>
+        raw.POST('/api/multipart-uploads/{uploadId}/part-urls', {
+          params: { path: { uploadId } },
+          body: { partNumbers },
+        }),
+      ),
+    complete: (uploadId) =>
+      run(() => raw.POST('/api/multipart-uploads/{uploadId}/complete', { params: { path: { uploadId } } })),
+    abort: (uploadId) => run(() => raw.DELETE('/api/multipart-uploads/{uploadId}', { params: { path: { uploadId } } })),
+    who: () => store.load()?.email ?? '',
+  });
+
+  return {
+    ...client,
+    /**
+     * Sends a file straight to storage and gives its key: one signed PUT, or parts (4 at a time,
+     * retried, resumable) above `multipartFrom` bytes. `onProgress` counts bytes; `signal` aborts.
+     */
+    upload: (file: Blob, uploadOptions: UploadOptions = {}): Promise<string> => files.start(file, uploadOptions).done,
+    /** The same, with pause and resume. */
+    startUpload: (file: Blob, uploadOptions: UploadOptions = {}): UploadTask => files.start(file, uploadOptions),
+  };
+}
+
+export type ContentClient = ReturnType<typeof createContentClient>;
+
+/**
+ * Public reads sent with the ETag of the body kept from last time; a 304 is answered with that
+ * body. Only answers the API lets caches keep (not `no-store`, which it sends to token holders).
+ */
+function etagCache(): Middleware {
+  const kept = new Map<string, { etag: string; body: string; type: string }>();
+  return {
+    onRequest({ request }) {
+      const entry = request.method === 'GET' ? kept.get(request.url) : undefined;
+      if (entry) request.headers.set('If-None-Match', entry.etag);
+      return request;
+    },
+    async onResponse({ request, response }) {
+      if (request.method !== 'GET') return response;
+      const entry = kept.get(request.url);
+      if (response.status === 304 && entry) {
+        return new Response(entry.body, { status: 200, headers: { 'content-type': entry.type, etag: entry.etag } });
+      }
+      const etag = response.headers.get('etag');
+      if (response.ok && etag && !/no-store/.test(response.headers.get('cache-control') ?? '')) {
+        const body = await response.clone().text();
+        kept.set(request.url, { etag, body, type: response.headers.get('content-type') ?? 'application/json' });
+      }
+      return response;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+export {
+  type ClientOptions,
+  type ContentClient,
+  createContentClient,
+  type DownloadLink,
+  type NewNote,
+  type NewPost,
+  type Note,
+  type NoteChanges,
+  type Page,
+  type Post,
+  type PostChanges,
+  type PostPage,
+} from './client.js';
+export {
+  ApiError,
+  ContentClientError,
+  type ErrorKind,
+  type FieldError,
+  NetworkError,
+  SessionExpiredError,
+  StorageError,
+  UploadAbortedError,
+} from './errors.js';
+export type { components, paths } from './schema.js';
+export { memoryStore, type Session, type SessionStore, webStorage } from './session.js';
+export { MULTIPART_FROM, type UploadOptions, type UploadTask } from './upload.js';

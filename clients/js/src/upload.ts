@@ -1,0 +1,314 @@
+/**
+ * Files straight to storage; the bytes never pass through the API.
+ * - Up to `multipartFrom` bytes: one signed PUT with exactly the headers the API returned.
+ * - Larger: a multipart upload. Parts go up several at a time through links signed with their
+ *   length, a failed part is sent again after a backoff, and the upload can be paused and
+ *   resumed. Its id is remembered (in localStorage when there is one) under the person, the
+ *   file's name, size and date, so the same file started again sends only the missing parts.
+ * Browsers report upload progress only through XMLHttpRequest, so it is used where it exists;
+ * elsewhere (Node) fetch sends each part, and progress counts whole parts.
+ */
+import { NetworkError, StorageError, UploadAbortedError } from './errors.js';
+import type { components } from './schema.js';
+
+type Schemas = components['schemas'];
+type MultipartUpload = Schemas['MultipartUpload'];
+
+export interface UploadOptions {
+  /** Bytes sent so far, of `total`. */
+  onProgress?: (sent: number, total: number) => void;
+  /** Aborts the upload; a multipart upload is aborted in storage too. */
+  signal?: AbortSignal;
+  /** The media type; the file's own, or application/octet-stream. */
+  contentType?: string;
+  /** The name whose extension the key gets; a File's own name otherwise. */
+  filename?: string;
+  /** Files larger than this go up in parts (16 MiB by default). */
+  multipartFrom?: number;
+  /** Parts in flight at once (4 by default). */
+  concurrency?: number;
+}
+
+/** An upload under way: its key when `done`, and pause/resume while it runs. */
+export interface UploadTask {
+  done: Promise<string>;
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
+}
+
+/** The API calls an upload needs (typed by the client that builds them). */
+export interface UploadApi {
+  link(body: { contentType: string; filename: string; size: number }): Promise<Schemas['UploadLink']>;
+  createMultipart(body: { contentType: string; filename: string; size: number }): Promise<MultipartUpload>;
+  status(uploadId: string): Promise<MultipartUpload>;
+  signParts(uploadId: string, partNumbers: number[]): Promise<Schemas['PartLinks']>;
+  complete(uploadId: string): Promise<Schemas['CompletedUpload']>;
+  abort(uploadId: string): Promise<unknown>;
+  /** Whose uploads are remembered (the session's e-mail). */
+  who(): string;
+}
+
+const MIB = 1024 * 1024;
+/** Files larger than this go up in parts unless `multipartFrom` says otherwise. */
+export const MULTIPART_FROM = 16 * MIB;
+const PART_TRIES = 5;
+const SIGN_BATCH = 8;
+
+/** Pause, resume and stop for the parts in flight. */
+class Control {
+  paused = false;
+  stopped = false;
+  private waiters: (() => void)[] = [];
+  private inFlight = new Set<() => void>();
+
+  pause(): void {
+    this.paused = true;
+    for (const abort of this.inFlight) abort();
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const abort of this.inFlight) abort();
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  whileRunning(): Promise<void> {
+    return this.paused && !this.stopped ? new Promise((resolve) => this.waiters.push(resolve)) : Promise.resolve();
+  }
+
+  track(abort: () => void): () => void {
+    this.inFlight.add(abort);
+    return () => this.inFlight.delete(abort);
+  }
+}
+
+/** One PUT; its status, or 0 when no answer came (network, CORS, abort). */
+function put(
+  url: string,
+  body: Blob,
+  headers: Record<string, string>,
+  control: Control,
+  onLoaded: (loaded: number) => void,
+): Promise<number> {
+  if (typeof XMLHttpRequest === 'undefined') {
+    const aborter = new AbortController();
+    const untrack = control.track(() => aborter.abort());
+    return fetch(url, { method: 'PUT', headers, body, signal: aborter.signal })
+      .then(async (res) => {
+        await res.arrayBuffer();
+        if (res.ok) onLoaded(body.size);
+        return res.status;
+      })
+      .catch(() => 0)
+      .finally(untrack);
+  }
+  return new Promise((resolve) => {
+    const xhr = new XMLHttpRequest();
+    const untrack = control.track(() => xhr.abort());
+    xhr.open('PUT', url);
+    for (const [name, value] of Object.entries(headers)) {
+      // The browser sets Content-Length itself and refuses to let scripts set it.
+      if (name.toLowerCase() !== 'content-length') xhr.setRequestHeader(name, value);
+    }
+    xhr.upload.addEventListener('progress', (event) => onLoaded(event.loaded));
+    const done = (status: number) => () => {
+      untrack();
+      resolve(status);
+    };
+    xhr.addEventListener('load', () => done(xhr.status)());
+    for (const failure of ['error', 'abort', 'timeout']) xhr.addEventListener(failure, done(0));
+    xhr.send(body);
+  });
+}
+
+const refused = (status: number) =>
+  status === 0
+    ? new NetworkError('Storage could not be reached (or did not allow this origin)', 'storage')
+    : new StorageError(`Storage refused the upload (HTTP ${status})`, status);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Where unfinished multipart uploads are remembered: localStorage if there is one. */
+function resumeArea(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> {
+  if (typeof localStorage !== 'undefined') return localStorage;
+  const memory = new Map<string, string>();
+  return {
+    getItem: (k) => memory.get(k) ?? null,
+    setItem: (k, v) => void memory.set(k, v),
+    removeItem: (k) => void memory.delete(k),
+  };
+}
+
+export function uploader(api: UploadApi) {
+  const remembered = resumeArea();
+
+  async function inOne(
+    file: Blob,
+    meta: { contentType: string; filename: string },
+    report: Progress,
+    control: Control,
+  ) {
+    const link = await api.link({ ...meta, size: file.size });
+    const status = await put(link.url, file, link.headers, control, (loaded) => report(loaded));
+    if (control.stopped) throw new UploadAbortedError();
+    // 412: the link's one PUT already happened (its answer was lost); the claim checks the size.
+    if (!((status >= 200 && status < 300) || status === 412)) throw refused(status);
+    report(file.size);
+    return link.key;
+  }
+
+  async function inParts(
+    file: Blob,
+    meta: { contentType: string; filename: string },
+    report: Progress,
+    control: Control,
+    concurrency: number,
+    /** Filled in as soon as known, so that an abort can abort the upload in storage. */
+    known: { uploadId?: string; memo?: string },
+  ) {
+    const lastModified = (file as Partial<File>).lastModified ?? 0;
+    const memo = `content-service.upload:${api.who()}:${meta.filename}:${file.size}:${lastModified}`;
+    known.memo = memo;
+    let upload: MultipartUpload | undefined;
+    const earlier = remembered.getItem(memo);
+    if (earlier) {
+      upload = await api.status(earlier).catch((error: { status?: number }) => {
+        // Gone (aborted, swept, or another person's): start again. Anything else is a failure.
+        if (error.status !== 404) throw error;
+        return undefined;
+      });
+      if (upload?.size !== file.size) upload = undefined;
+    }
+    if (!upload) {
+      upload = await api.createMultipart({ ...meta, size: file.size });
+      remembered.setItem(memo, upload.uploadId);
+    }
+    const { uploadId, partSize, partCount } = upload;
+    known.uploadId = uploadId;
+    const lengthOf = (n: number) => Math.min(partSize, file.size - (n - 1) * partSize);
+    const stored = new Set((upload.parts ?? []).map((part) => part.partNumber));
+    const queue = upload.completed
+      ? []
+      : Array.from({ length: partCount }, (_, i) => i + 1).filter((n) => !stored.has(n));
+
+    let doneBytes = [...stored].reduce((sum, n) => sum + lengthOf(n), 0);
+    const inFlight = new Map<number, number>();
+    const progress = () => report(doneBytes + [...inFlight.values()].reduce((a, b) => a + b, 0));
+    progress();
+
+    const links = new Map<number, { url: string; until: number }>();
+    async function linkFor(n: number): Promise<string> {
+      const cached = links.get(n);
+      if (cached && cached.until > Date.now()) return cached.url;
+      const batch = [n, ...queue.filter((p) => !links.has(p))].slice(0, SIGN_BATCH);
+      const signed = await api.signParts(uploadId, batch);
+      // Used no later than a minute before they expire.
+      const until = Date.now() + (signed.expiresIn - 60) * 1000;
+      for (const part of signed.parts) links.set(part.partNumber, { url: part.url, until });
+      return links.get(n)?.url ?? '';
+    }
+
+    async function send(n: number): Promise<void> {
+      const start = (n - 1) * partSize;
+      const body = file.slice(start, start + lengthOf(n));
+      for (let attempt = 1; ; attempt++) {
+        await control.whileRunning();
+        if (control.stopped) return;
+        const status = await put(await linkFor(n), body, {}, control, (loaded) => {
+          inFlight.set(n, loaded);
+          progress();
+        });
+        inFlight.delete(n);
+        if (status >= 200 && status < 300) doneBytes += body.size;
+        // A part that failed or was paused takes its bytes back off the count.
+        progress();
+        if ((status >= 200 && status < 300) || control.stopped) return;
+        // Paused: the aborted part goes again on resume, without counting as a failure.
+        if (control.paused && status === 0) {
+          attempt -= 1;
+          continue;
+        }
+        // 403: most likely an expired link; sign it again.
+        if (status === 403) links.delete(n);
+        if (attempt >= PART_TRIES) throw refused(status);
+        await sleep(Math.min(500 * 2 ** (attempt - 1), 8000));
+      }
+    }
+
+    const worker = async () => {
+      for (let n = queue.shift(); n !== undefined && !control.stopped; n = queue.shift()) {
+        try {
+          await send(n);
+        } catch (error) {
+          control.stop();
+          throw error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+    if (control.stopped) throw new UploadAbortedError();
+    const { key } = await api.complete(uploadId);
+    remembered.removeItem(memo);
+    report(file.size);
+    return key;
+  }
+
+  return {
+    start(file: Blob, options: UploadOptions): UploadTask {
+      const control = new Control();
+      const meta = {
+        contentType: options.contentType ?? (file.type || 'application/octet-stream'),
+        filename: options.filename ?? (file as Partial<File>).name ?? 'file',
+      };
+      let last = -1;
+      const report: Progress = (sent) => {
+        if (sent === last) return;
+        last = sent;
+        options.onProgress?.(sent, file.size);
+      };
+      const { signal } = options;
+      let aborted = false;
+      const onAbort = () => {
+        aborted = true;
+        control.stop();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const known: { uploadId?: string; memo?: string } = {};
+
+      const done = (async () => {
+        if (signal?.aborted) throw new UploadAbortedError();
+        try {
+          if (file.size <= (options.multipartFrom ?? MULTIPART_FROM)) return await inOne(file, meta, report, control);
+          return await inParts(file, meta, report, control, options.concurrency ?? 4, known);
+        } catch (error) {
+          if (aborted) {
+            // Storage keeps nothing of an aborted upload, and it is not resumed.
+            if (known.memo) remembered.removeItem(known.memo);
+            if (known.uploadId) await api.abort(known.uploadId).catch(() => undefined);
+            throw new UploadAbortedError();
+          }
+          throw error;
+        } finally {
+          signal?.removeEventListener('abort', onAbort);
+        }
+      })();
+
+      return {
+        done,
+        pause: () => control.pause(),
+        resume: () => control.resume(),
+        get paused() {
+          return control.paused;
+        },
+      };
+    },
+  };
+}
+
+type Progress = (sent: number) => void;

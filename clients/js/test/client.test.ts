@@ -1,0 +1,267 @@
+/**
+ * The client library in Node, against the whole real system (gateway, services, MongoDB-protocol
+ * server and S3 storage): sessions, typed calls, every kind of error, and uploads.
+ */
+import { randomBytes } from 'node:crypto';
+import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
+import { ObjectStorage } from '@cs/storage';
+import { newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import jwt from 'jsonwebtoken';
+import {
+  ApiError,
+  createContentClient,
+  memoryStore,
+  NetworkError,
+  SessionExpiredError,
+  StorageError,
+  UploadAbortedError,
+} from '../src/index.js';
+
+const MiB = 1024 * 1024;
+const id = randomBytes(3).toString('hex');
+const storageSettings = { ...testStorageSettings(), bucket: `client-js-${id}` };
+const storage = new ObjectStorage(storageSettings);
+let system: RunningSystem;
+let base: string;
+
+beforeAll(async () => {
+  await prepareBucket({ ...storageSettings, corsOrigins: [] });
+  system = await startTestSystem({ storage: storageSettings, env: { AUTH_RATE_LIMIT: '0' } });
+  base = system.gatewayUrl;
+}, 60_000);
+
+afterAll(async () => {
+  await system?.stop();
+  storage.destroy();
+});
+
+const email = (label: string) => `${label}-${id}-${randomBytes(3).toString('hex')}@example.com`;
+
+async function signedIn(label: string) {
+  const client = createContentClient({ baseUrl: base });
+  await client.register(email(label), 'correct horse battery');
+  return client;
+}
+
+/** What an error is, as data, so a failed expectation shows all of it. */
+const shape = (error: unknown) => {
+  const e = error as ApiError & { kind: string };
+  return { kind: e.kind, name: e.name, status: e.status, message: e.message, errors: e.errors };
+};
+
+describe('sessions and typed calls', () => {
+  it('register keeps the session, every protected call sends it, and logout forgets it', async () => {
+    const store = memoryStore();
+    const client = createContentClient({ baseUrl: base, store });
+    const address = email('session');
+    const session = await client.register(address, 'correct horse battery');
+    expect(session.email).toBe(address);
+    expect(store.load()).toEqual(session);
+
+    const post = await client.posts.create({ title: 'Typed', body: 'Written through the client.', tags: ['typed'] });
+    expect(post).toMatchObject({ title: 'Typed', status: 'draft', tags: ['typed'] });
+    const published = await client.posts.update(post._id, { status: 'published' });
+    expect(published.publishedAt).toEqual(expect.any(String));
+    expect((await client.posts.list({ tag: 'typed' })).posts.map((p) => p._id)).toContain(post._id);
+    expect((await client.posts.mine()).items.map((p) => p._id)).toEqual([post._id]);
+
+    client.logout();
+    expect(client.session()).toBeUndefined();
+    await expect(client.posts.mine()).rejects.toMatchObject({ kind: 'api', status: 401 });
+    await client.login(address, 'correct horse battery');
+    expect((await client.posts.mine()).items).toHaveLength(1);
+  });
+
+  it('notes come a page at a time, with the cursor of the next page', async () => {
+    const client = await signedIn('pages');
+    for (const title of ['one', 'two', 'three']) await client.notes.create({ title });
+    const first = await client.notes.list({ limit: 2 });
+    expect(first.items.map((n) => n.title)).toEqual(['three', 'two']);
+    const second = await client.notes.list({ limit: 2, cursor: first.next ?? '' });
+    expect(second).toEqual({ items: [expect.objectContaining({ title: 'one' })] });
+  });
+
+  it('with the cache on, a public read sends its ETag again and a 304 gives back the same body', async () => {
+    const author = await signedIn('cache');
+    const post = await author.posts.create({ title: 'Cached', body: 'Read twice, sent once.' });
+    await author.posts.update(post._id, { status: 'published' });
+    const statuses: number[] = [];
+    const reader = createContentClient({
+      baseUrl: base,
+      cache: true,
+      fetch: async (request) => {
+        const response = await fetch(request);
+        statuses.push(response.status);
+        return response;
+      },
+    });
+
+    const first = await reader.posts.get(post._id);
+    const second = await reader.posts.get(post._id);
+    expect(statuses).toEqual([200, 304]);
+    expect(second).toEqual(first);
+  });
+});
+
+describe('errors: one type per kind, never raw JSON', () => {
+  it('a body the validation step refuses is an ApiError with the field errors and the request id', async () => {
+    const client = await signedIn('invalid');
+    const error = await client.posts.create({ title: '', body: 'short' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(shape(error)).toMatchObject({ kind: 'api', status: 400 });
+    expect((error as ApiError).errors.map((e) => e.field).sort()).toEqual(['body', 'title']);
+    expect((error as ApiError).requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('an unknown post is an ApiError 404 with the API’s message', async () => {
+    const client = createContentClient({ baseUrl: base });
+    const error = await client.posts.get('0123456789abcdef01234567').catch((e: unknown) => e);
+    expect(shape(error)).toMatchObject({ kind: 'api', name: 'ApiError', status: 404, message: 'Post not found' });
+  });
+
+  it('an unreachable API is a NetworkError', async () => {
+    const client = createContentClient({ baseUrl: `http://127.0.0.1:${await freePort()}` });
+    const error = await client.posts.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(shape(error)).toMatchObject({ kind: 'network' });
+    expect((error as NetworkError).target).toBe('api');
+  });
+
+  it('a token the API refuses ends the session: SessionExpiredError, the store cleared, the handler called once', async () => {
+    const store = memoryStore();
+    const expired: SessionExpiredError[] = [];
+    const client = createContentClient({ baseUrl: base, store, onSessionExpired: (e) => expired.push(e) });
+    const token = jwt.sign({ id: newUserId(), exp: Math.floor(Date.now() / 1000) - 60 }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
+    store.save({ token, email: 'gone@example.com' });
+
+    const error = await client.notes.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionExpiredError);
+    expect(shape(error)).toMatchObject({ kind: 'session-expired', status: 401 });
+    expect(store.load()).toBeUndefined();
+    expect(expired).toEqual([error]);
+  });
+
+  it('a wrong password is an ApiError 401 and no session ends (none was sent)', async () => {
+    const client = createContentClient({ baseUrl: base });
+    const address = email('wrong');
+    await client.register(address, 'correct horse battery');
+    client.logout();
+    const error = await client.login(address, 'not the password').catch((e: unknown) => e);
+    expect(shape(error)).toMatchObject({ kind: 'api', name: 'ApiError', status: 401, message: 'Invalid credentials' });
+  });
+});
+
+describe('uploads straight to storage', () => {
+  async function download(client: Awaited<ReturnType<typeof signedIn>>, key: string): Promise<Buffer> {
+    const note = await client.notes.create({ title: 'with a file', attachmentKey: key });
+    const { url } = await client.notes.downloadLink(note._id);
+    return Buffer.from(await (await fetch(url)).arrayBuffer());
+  }
+
+  it('a small file goes in one PUT: progress rises to its size, and the download is the same bytes', async () => {
+    const client = await signedIn('one-put');
+    const bytes = randomBytes(300 * 1024);
+    const seen: [number, number][] = [];
+    const key = await client.upload(new Blob([bytes], { type: 'text/plain' }), {
+      filename: 'notes.txt',
+      onProgress: (sent, total) => seen.push([sent, total]),
+    });
+
+    expect(key).toMatch(/^uploads\/[0-9a-f-]{36}\.txt$/);
+    expect(seen.at(-1)).toEqual([bytes.length, bytes.length]);
+    expect(seen.every(([sent], i) => i === 0 || sent >= (seen[i - 1]?.[0] ?? 0))).toBe(true);
+    expect((await download(client, key)).equals(bytes)).toBe(true);
+  });
+
+  it('a large file goes in parts: progress counts every part up to its size, and the download is the same bytes', async () => {
+    const client = await signedIn('parts');
+    const bytes = randomBytes(20 * MiB + 123);
+    const seen: number[] = [];
+    const key = await client.upload(new Blob([bytes], { type: 'application/zip' }), {
+      filename: 'data.zip',
+      multipartFrom: 5 * MiB,
+      onProgress: (sent) => seen.push(sent),
+    });
+
+    // Parts of 8, 8 and 4 MiB + 123 bytes; in Node each counts when it is stored, in any order.
+    // So every figure is the sum of some of the parts, rising from 0 to the whole file.
+    const parts = [8 * MiB, 8 * MiB, 4 * MiB + 123];
+    const sums = new Set(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((mask) => parts.reduce((sum, part, i) => (mask & (1 << i) ? sum + part : sum), 0)),
+    );
+    expect(seen[0]).toBe(0);
+    expect(seen.at(-1)).toBe(bytes.length);
+    expect(seen.filter((sent) => !sums.has(sent))).toEqual([]);
+    expect(seen.every((sent, i) => i === 0 || sent > (seen[i - 1] ?? 0))).toBe(true);
+    expect((await download(client, key)).equals(bytes)).toBe(true);
+    expect(await storage.listMultipartUploads('uploads/')).toEqual([]);
+  });
+
+  it('an aborted upload rejects with UploadAbortedError, and storage keeps none of its parts', async () => {
+    const client = await signedIn('abort');
+    const bytes = randomBytes(24 * MiB);
+    const controller = new AbortController();
+    const upload = client.upload(new Blob([bytes], { type: 'application/zip' }), {
+      filename: 'big.zip',
+      multipartFrom: 5 * MiB,
+      concurrency: 1,
+      signal: controller.signal,
+      // Aborted once the first part is in storage.
+      onProgress: (sent) => sent > 0 && controller.abort(),
+    });
+
+    await expect(upload).rejects.toBeInstanceOf(UploadAbortedError);
+    expect(await storage.listMultipartUploads('uploads/')).toEqual([]);
+    await expect(client.upload(new Blob(['x']), { signal: controller.signal })).rejects.toMatchObject({
+      kind: 'aborted',
+    });
+  });
+
+  it('a file over the limit is refused by the API before anything is sent: an ApiError 400', async () => {
+    const client = await signedIn('too-big');
+    const error = await client
+      .upload(new Blob([new Uint8Array(26 * MiB)], { type: 'text/plain' }), { multipartFrom: 64 * MiB })
+      .catch((e: unknown) => e);
+    expect(shape(error)).toMatchObject({ kind: 'api', status: 400 });
+  });
+});
+
+describe('a system whose links storage refuses, and whose auth limit is 3 a minute', () => {
+  let elsewhere: RunningSystem;
+  beforeAll(async () => {
+    // Links signed for a path of storage's address where no bucket is: storage refuses them.
+    elsewhere = await startTestSystem({
+      storage: storageSettings,
+      env: { AUTH_RATE_LIMIT: '3' },
+      processEnv: { files: { S3_PUBLIC_ENDPOINT: `${storageSettings.endpoint}/not-here` } },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await elsewhere?.stop();
+  });
+
+  it('a refused link is a StorageError with storage’s status, told apart from API errors', async () => {
+    const client = createContentClient({ baseUrl: elsewhere.gatewayUrl });
+    await client.register(email('refused'), 'correct horse battery');
+    const error = await client.upload(new Blob(['refused'], { type: 'text/plain' })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageError);
+    expect(shape(error)).toMatchObject({ kind: 'storage', status: expect.any(Number) });
+    expect((error as StorageError).status).toBeGreaterThanOrEqual(400);
+  });
+
+  it('over the rate limit is an ApiError 429 with the seconds to wait', async () => {
+    const client = createContentClient({ baseUrl: elsewhere.gatewayUrl });
+    let error: unknown;
+    for (let i = 0; i < 5 && !error; i++) {
+      error = await client.login(email('limited'), 'correct horse battery').then(
+        () => undefined,
+        (e: unknown) => ((e as ApiError).status === 429 ? e : undefined),
+      );
+    }
+    expect(shape(error)).toMatchObject({ kind: 'api', name: 'ApiError', status: 429 });
+    expect((error as ApiError).retryAfter).toBeGreaterThan(0);
+  });
+});

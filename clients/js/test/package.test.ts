@@ -1,0 +1,123 @@
+/**
+ * The library as a front-end team gets it: its types are the OpenAPI document's, its size is
+ * within budget, and the packed tarball installs into a fresh project that type-checks (wrong calls
+ * do not compile) and runs against the real system.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { REPO_ROOT, type RunningSystem } from '@cs/devstack';
+import { startTestSystem } from '@cs/testkit';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { buildSync } from 'esbuild';
+
+const LIBRARY = join(REPO_ROOT, 'clients', 'js');
+const TSC = join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
+const work = mkdtempSync(join(tmpdir(), 'client-consumer-'));
+let system: RunningSystem | undefined;
+
+afterAll(async () => {
+  await system?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packaged library', () => {
+  it('its generated types are the OpenAPI document’s as it is now', () => {
+    const check = spawnSync(process.execPath, ['scripts/generate.mjs', '--check'], { cwd: LIBRARY, encoding: 'utf8' });
+    expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('bundled, minified and gzipped it is at most 8 kB, and the generated types add no code', () => {
+    const bundle = buildSync({
+      entryPoints: [join(LIBRARY, 'dist', 'index.js')],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'neutral',
+      write: false,
+    });
+    const gzipped = gzipSync(bundle.outputFiles[0]?.contents ?? new Uint8Array(), { level: 9 }).length;
+    process.stdout.write(`client library: ${gzipped} bytes minified and gzipped (openapi-fetch included)\n`);
+    expect(gzipped).toBeLessThanOrEqual(8 * 1024);
+    expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
+  });
+
+  it('npm pack, installed in a fresh project: it type-checks, wrong calls do not compile, and it runs against the system', async () => {
+    system = await startTestSystem();
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', work], { cwd: LIBRARY, stdio: 'pipe' });
+    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz')) as string;
+    const app = join(work, 'app');
+    execFileSync('mkdir', ['-p', app]);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, tarball)], {
+      cwd: app,
+      stdio: 'pipe',
+    });
+    const compilerOptions = {
+      strict: true,
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2022', 'DOM'],
+      types: [],
+      skipLibCheck: true,
+      outDir: 'dist',
+    };
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts', 'wrong.ts'] }));
+    writeFileSync(
+      join(app, 'tsconfig.control.json'),
+      JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files: ['control.ts'] }),
+    );
+    writeFileSync(
+      join(app, 'main.ts'),
+      `import { ApiError, createContentClient } from '@content-service/client';
+declare const process: { argv: string[] };
+const client = createContentClient({ baseUrl: process.argv[2] });
+await client.register(\`consumer-\${Date.now()}@example.com\`, 'correct horse battery');
+const post = await client.posts.create({ title: 'From a consumer', body: 'Installed from the packed tarball.' });
+const key = await client.upload(new Blob(['hello'], { type: 'text/plain' }), { filename: 'hello.txt' });
+const note = await client.notes.create({ title: 'With a file', attachmentKey: key });
+let notFound = 0;
+try {
+  await client.posts.get('0123456789abcdef01234567');
+} catch (error) {
+  if (error instanceof ApiError) notFound = error.status;
+}
+console.log(JSON.stringify({ status: post.status, attached: note.attachmentKey === key, notFound }));
+`,
+    );
+    writeFileSync(
+      join(app, 'wrong.ts'),
+      `import { createContentClient } from '@content-service/client';
+const client = createContentClient();
+// @ts-expect-error: a post needs a title
+void client.posts.create({ body: 'No title here at all.' });
+// @ts-expect-error: status is draft or published
+void client.posts.update('0123456789abcdef01234567', { status: 'archived' });
+// @ts-expect-error: a note's id is a string
+void client.notes.get(42);
+`,
+    );
+    // The control: an expectation of an error on a right call must itself fail to compile.
+    writeFileSync(
+      join(app, 'control.ts'),
+      `import { createContentClient } from '@content-service/client';
+const client = createContentClient();
+// @ts-expect-error: but this call is right
+void client.posts.create({ title: 'Fine', body: 'A body that is long enough.' });
+`,
+    );
+
+    const typecheck = spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: app, encoding: 'utf8' });
+    expect({ status: typecheck.status, out: typecheck.stdout }).toEqual({ status: 0, out: '' });
+    const control = spawnSync(TSC, ['-p', 'tsconfig.control.json'], { cwd: app, encoding: 'utf8' });
+    expect(control.status).not.toBe(0);
+    expect(control.stdout).toContain("Unused '@ts-expect-error' directive");
+
+    const run = spawnSync(process.execPath, [join(app, 'dist', 'main.js'), system.gatewayUrl], { encoding: 'utf8' });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toEqual({ status: 'draft', attached: true, notFound: 404 });
+  }, 120_000);
+});
