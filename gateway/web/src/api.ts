@@ -112,12 +112,15 @@ export const api = {
     call(async () => {
       const posts: Post[] = [];
       const seen = new Set<string>();
-      for (let cursor: string | undefined, first = true; first || (cursor && !seen.has(cursor)); first = false) {
-        if (cursor) seen.add(cursor);
+      let cursor: string | undefined;
+      do {
         const page: Page<Post> = await client.posts.mine(cursor);
         posts.push(...page.items);
         cursor = page.next;
-      }
+        // A cursor seen before would loop for ever: stop there.
+        if (cursor && seen.has(cursor)) break;
+        if (cursor) seen.add(cursor);
+      } while (cursor);
       return posts;
     }),
   createPost: (post: { title: string; body: string; tags: string[] }) => call(() => client.posts.create(post)),
