@@ -148,8 +148,8 @@ export function createMultipart({
       if (stored) {
         await storage.completeMultipartUpload(first.key, storageUploadId, inOrder(stored, size, partSize, partCount));
       }
-      // Storage no longer holds the upload: completed by a request alongside (then the object is
-      // there, with the size checked), or aborted (then it is not).
+      // The object must now be there at the declared size: joined just now, or by a completion
+      // alongside (storage then held no such upload any more). An aborted upload has none.
       const object = await storage.headObject(first.key);
       if (!object || object.size !== size) throw new HttpError(404, messages.uploadNotFound);
       // Read again: joining a large file can outlast the hold time of the first read's turn.
