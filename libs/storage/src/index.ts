@@ -43,6 +43,12 @@ export interface StoredPart {
   etag: string;
 }
 
+/** A signed link, and exactly the headers the client must send with it (each is signed in). */
+export interface SignedLink {
+  url: string;
+  headers: Record<string, string>;
+}
+
 export interface ObjectInfo {
   size: number;
   contentType: string | undefined;
@@ -221,7 +227,7 @@ export class ObjectStorage {
    * unsigned unless told, which would let any type or length through, and it would move the
    * metadata headers into the query string, which not every S3 server reads.
    */
-  signPut(
+  async signPut(
     key: string,
     {
       contentType,
@@ -229,7 +235,7 @@ export class ObjectStorage {
       metadata = {},
       expiresIn,
     }: { contentType: string; size: number; metadata?: Record<string, string>; expiresIn: number },
-  ) {
+  ): Promise<SignedLink> {
     const command = new PutObjectCommand({
       Bucket: this.bucket,
       Key: key,
@@ -238,11 +244,21 @@ export class ObjectStorage {
       IfNoneMatch: '*',
       Metadata: metadata,
     });
-    const metadataHeaders = Object.keys(metadata).map((name) => `x-amz-meta-${name.toLowerCase()}`);
-    const signableHeaders = new Set(['content-type', 'content-length', 'if-none-match', ...metadataHeaders]);
-    return this.call(() =>
-      getSignedUrl(this.signer, command, { expiresIn, signableHeaders, unhoistableHeaders: new Set(metadataHeaders) }),
+    const metadataHeaders = Object.fromEntries(
+      Object.entries(metadata).map(([name, value]) => [`x-amz-meta-${name.toLowerCase()}`, value]),
     );
+    const headers = {
+      'Content-Type': contentType,
+      'Content-Length': String(size),
+      'If-None-Match': '*',
+      ...metadataHeaders,
+    };
+    const signableHeaders = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+    const unhoistableHeaders = new Set(Object.keys(metadataHeaders));
+    const url = await this.call(() =>
+      getSignedUrl(this.signer, command, { expiresIn, signableHeaders, unhoistableHeaders }),
+    );
+    return { url, headers };
   }
 
   /** Up to `max` objects under `prefix`, in key order after `after`; `next` continues, when there is more. */
@@ -272,11 +288,11 @@ export class ObjectStorage {
   }
 
   /** A link for one part of exactly `size` bytes: storage refuses any other length. */
-  signPart(
+  async signPart(
     key: string,
     uploadId: string,
     { partNumber, size, expiresIn }: { partNumber: number; size: number; expiresIn: number },
-  ): Promise<string> {
+  ): Promise<SignedLink> {
     const command = new UploadPartCommand({
       Bucket: this.bucket,
       Key: key,
@@ -284,9 +300,10 @@ export class ObjectStorage {
       PartNumber: partNumber,
       ContentLength: size,
     });
-    return this.call(() =>
+    const url = await this.call(() =>
       getSignedUrl(this.signer, command, { expiresIn, signableHeaders: new Set(['content-length']) }),
     );
+    return { url, headers: { 'Content-Length': String(size) } };
   }
 
   /** Every part storage holds for the upload, in order; undefined when storage holds no such upload. */

@@ -56,15 +56,21 @@ export function createMultipart({
   storage: ObjectStorage;
   settings: MultipartSettings;
 }) {
-  /** The caller's upload, still taking parts: not completed, attached or released. */
-  async function open(ownerId: string, id: string) {
+  /** The caller's upload, unless it was aborted or swept: then it is as gone as an unknown id. */
+  async function live(ownerId: string, id: string) {
     const record = await records.ownedMultipart(ownerId, id);
     if (record.state === 'released' || record.state === 'releasing') throw new HttpError(404, messages.uploadNotFound);
+    return record;
+  }
+
+  /** The caller's upload, still taking parts: not completed, attached or released. */
+  async function open(ownerId: string, id: string) {
+    const record = await live(ownerId, id);
     if (record.state === 'attached' || record.multipart.completedAt) throw new HttpError(409, messages.uploadCompleted);
     return record;
   }
 
-  function describe(record: Awaited<ReturnType<typeof open>>) {
+  function describe(record: Awaited<ReturnType<typeof live>>) {
     const { id: uploadId, partSize, partCount, completedAt } = record.multipart;
     return { uploadId, key: record.key, size: record.size as number, partSize, partCount, completed: !!completedAt };
   }
@@ -104,13 +110,12 @@ export function createMultipart({
       if (outside !== undefined) throw new HttpError(400, messages.partOutOfRange(partCount));
       const parts = await Promise.all(
         [...new Set(partNumbers)].map(async (partNumber) => {
-          const length = partLength(partNumber, size, partSize);
-          const url = await storage.signPart(record.key, storageUploadId, {
+          const link = await storage.signPart(record.key, storageUploadId, {
             partNumber,
-            size: length,
+            size: partLength(partNumber, size, partSize),
             expiresIn: settings.urlTtlS,
           });
-          return { partNumber, url, headers: { 'Content-Length': String(length) } };
+          return { partNumber, ...link };
         }),
       );
       return { parts, expiresIn: settings.urlTtlS };
@@ -118,9 +123,7 @@ export function createMultipart({
 
     /** The upload and the parts storage already holds, so that a client sends only the others. */
     async status(ownerId: string, id: string) {
-      const record = await records.ownedMultipart(ownerId, id);
-      if (record.state === 'released' || record.state === 'releasing')
-        throw new HttpError(404, messages.uploadNotFound);
+      const record = await live(ownerId, id);
       const upload = describe(record);
       if (upload.completed || record.state === 'attached') return { ...upload, completed: true, parts: [] };
       const stored = await storage.listParts(record.key, record.multipart.storageUploadId);
@@ -139,8 +142,7 @@ export function createMultipart({
      * signed length: so the object is exactly the declared size. Completing twice answers the same.
      */
     async complete(ownerId: string, id: string) {
-      const first = await records.ownedMultipart(ownerId, id);
-      if (first.state === 'released' || first.state === 'releasing') throw new HttpError(404, messages.uploadNotFound);
+      const first = await live(ownerId, id);
       const size = first.size as number;
       if (first.multipart.completedAt || first.state === 'attached') return { key: first.key, size };
       const { storageUploadId, partSize, partCount } = first.multipart;

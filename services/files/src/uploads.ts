@@ -54,7 +54,7 @@ const DECLARED_SIZE = 'size';
  * from the TTL on: so a claim and the sweeper never act on one object at once, even with clocks
  * that differ by minutes.
  */
-export function sweepMarginMs(claimTtlMs: number): number {
+function sweepMarginMs(claimTtlMs: number): number {
   return Math.min(10 * 60_000, claimTtlMs);
 }
 
@@ -151,15 +151,8 @@ export function createUploads({
       await storage.assertReachable();
       const key = newUploadKey(filename);
       const metadata = { [OWNER]: ownerId, [DECLARED_SIZE]: String(size) };
-      const url = await storage.signPut(key, { contentType, size, metadata, expiresIn: settings.uploadTtlS });
-      const headers = {
-        'Content-Type': contentType,
-        'Content-Length': String(size),
-        'If-None-Match': '*',
-        'x-amz-meta-owner': metadata[OWNER],
-        'x-amz-meta-size': metadata[DECLARED_SIZE],
-      };
-      return { url, key, headers, expiresIn: settings.uploadTtlS };
+      const link = await storage.signPut(key, { contentType, size, metadata, expiresIn: settings.uploadTtlS });
+      return { ...link, key, expiresIn: settings.uploadTtlS };
     },
 
     /**
