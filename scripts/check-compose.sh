@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates docker-compose.yml for the older client too: Debian's docker-compose 1.29 parses and
-# interpolates it (`config`), and must refuse it when JWT_SECRET is missing. Compose v2 builds and
-# runs it in scripts/compose-e2e.sh.
+# interpolates it (`config`), also with the optional `mail` profile, and must refuse it when
+# JWT_SECRET is missing. Compose v2 builds and runs it in scripts/compose-e2e.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,13 +12,24 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker-compose >/dev/null
 fi
 
-env_ok="$(mktemp)"; env_missing="$(mktemp)"
-trap 'rm -f "$env_ok" "$env_missing"' EXIT
+env_ok="$(mktemp)"; env_missing="$(mktemp)"; env_mail="$(mktemp)"
+trap 'rm -f "$env_ok" "$env_missing" "$env_mail"' EXIT
 printf 'JWT_SECRET=%s\nS3_ACCESS_KEY_ID=ci\nS3_SECRET_ACCESS_KEY=ci-secret-ci-secret\n' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$env_ok"
 printf 'S3_ACCESS_KEY_ID=ci\nS3_SECRET_ACCESS_KEY=ci-secret-ci-secret\n' >"$env_missing"
+{ cat "$env_ok"; echo 'SMTP_URL=smtp://mail:1025'; } >"$env_mail"
 
 docker-compose --env-file "$env_ok" -f docker-compose.yml config -q
 echo "check-compose: docker-compose.yml is valid"
+
+# The `mail` profile as its comment says to use it: identity gets the address, and Mailpit's UI
+# (no login) is published on loopback only.
+config="$(docker-compose --profile mail --env-file "$env_mail" -f docker-compose.yml config)"
+grep -q 'SMTP_URL: smtp://mail:1025' <<<"$config" ||
+  { echo "check-compose: identity does not get SMTP_URL with the mail profile" >&2; exit 1; }
+mail_ports="$(sed -n '/^  mail:/,/^  [a-z]/{/^    ports:/,/^    [a-z]/p}' <<<"$config" | grep -E '^ +- ' || true)"
+[ -n "$mail_ports" ] && ! grep -vqE '^ +- 127\.0\.0\.1:' <<<"$mail_ports" ||
+  { echo "check-compose: the mail service must publish on 127.0.0.1 only: $mail_ports" >&2; exit 1; }
+echo "check-compose: the mail profile is valid, its UI on loopback only"
 
 if out="$(docker-compose --env-file "$env_missing" -f docker-compose.yml config -q 2>&1)"; then
   echo "check-compose: Compose accepted the file without JWT_SECRET" >&2

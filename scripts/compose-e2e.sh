@@ -139,6 +139,7 @@ E2E_DATABASE="FerretDB v1.24.2 on SQLite (compose.e2e.yml)"
 if [ "$pull" = 1 ]; then
   "$DOCKER" pull -q node:24-bookworm-slim || true
   "$DOCKER" pull -q "versity/versitygw:$(cat .tools/bin/.versitygw-version)" || true
+  "$DOCKER" pull -q "axllent/mailpit:$(cat .tools/bin/.mailpit-version)" || true
   if "$DOCKER" pull -q mongo:7; then
     export COMPOSE_FILE="docker-compose.yml"
     E2E_DATABASE="mongo:7"

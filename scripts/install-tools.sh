@@ -2,17 +2,20 @@
 # Builds the pinned local servers into .tools/bin, only when they are missing:
 #   ferretdb   FerretDB v1.24.2 (SQLite backend), through our own tiny main (scripts/ferretdb)
 #   versitygw  versitygw (POSIX backend), by go install of its pinned tag
+#   mailpit    Mailpit (an SMTP server with an HTTP API to read the mail back; its web UI is
+#              embedded), by go install of its pinned tag: where password-reset e-mails land
 # Needs only the Go toolchain and the Go module proxy. Idempotent; safe to run concurrently.
 set -euo pipefail
 
 VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.8.0}"
+MAILPIT_VERSION="${MAILPIT_VERSION:-v1.27.11}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$root/.tools/bin"
 mkdir -p "$bin"
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "install-tools: the Go toolchain is needed to build FerretDB and versitygw (or set MONGO_URL and S3_ENDPOINT)" >&2
+  echo "install-tools: the Go toolchain is needed to build FerretDB, versitygw and Mailpit (or set MONGO_URL, S3_ENDPOINT and SMTP_URL)" >&2
   exit 1
 fi
 
@@ -32,4 +35,12 @@ if [ ! -x "$bin/versitygw" ] || [ "$(cat "$bin/.versitygw-version" 2>/dev/null)"
   echo "install-tools: building versitygw $VERSITYGW_VERSION (first run only, about a minute)" >&2
   GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
   echo "$VERSITYGW_VERSION" >"$bin/.versitygw-version"
+fi
+
+if [ ! -x "$bin/mailpit" ] || [ "$(cat "$bin/.mailpit-version" 2>/dev/null)" != "$MAILPIT_VERSION" ]; then
+  echo "install-tools: building Mailpit $MAILPIT_VERSION (first run only, under a minute)" >&2
+  # The version in the binary, as Mailpit's own release build sets it (`mailpit version`).
+  GOBIN="$bin" go install -ldflags "-X github.com/axllent/mailpit/config.Version=$MAILPIT_VERSION" \
+    "github.com/axllent/mailpit@$MAILPIT_VERSION"
+  echo "$MAILPIT_VERSION" >"$bin/.mailpit-version"
 fi

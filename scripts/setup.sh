@@ -12,7 +12,7 @@ if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] |
   npm install --no-audit --no-fund --loglevel=error
 fi
 
-if [ -z "${MONGO_URL:-}" ] || [ -z "${S3_ENDPOINT:-}" ]; then
+if [ -z "${MONGO_URL:-}" ] || [ -z "${S3_ENDPOINT:-}" ] || [ -z "${SMTP_URL:-}" ]; then
   bash scripts/install-tools.sh
 fi
 

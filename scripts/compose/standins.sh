@@ -8,6 +8,8 @@
 #   versity/versitygw:<tag>                  that base + .tools/bin/versitygw (versitygw.Dockerfile)
 #   content-service-ci/ferretdb:1.24.2       that base + .tools/bin/ferretdb (ferretdb.Dockerfile),
 #                                            always local: MongoDB's stand-in for compose.e2e.yml
+#   axllent/mailpit:<tag>                    that base + .tools/bin/mailpit (mailpit.Dockerfile),
+#                                            for the optional `mail` profile
 # Needs: $DOCKER (a docker client), mmdebstrap, the project's npm install and scripts/install-tools.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -15,6 +17,7 @@ here="$root/scripts/compose"
 DOCKER="${DOCKER:-docker}"
 NPM_VERSION="${NPM_VERSION:-11.19.1}"
 VERSITYGW_IMAGE="${VERSITYGW_IMAGE:-versity/versitygw:$(cat "$root/.tools/bin/.versitygw-version")}"
+MAILPIT_IMAGE="${MAILPIT_IMAGE:-axllent/mailpit:$(cat "$root/.tools/bin/.mailpit-version")}"
 BASE=content-service-standin/bookworm:local
 
 has() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
@@ -62,4 +65,8 @@ fi
 
 if ! has content-service-ci/ferretdb:1.24.2; then
   build content-service-ci/ferretdb:1.24.2 ferretdb.Dockerfile "$root/.tools/bin/ferretdb"
+fi
+
+if ! has "$MAILPIT_IMAGE"; then
+  build "$MAILPIT_IMAGE" mailpit.Dockerfile "$root/.tools/bin/mailpit"
 fi

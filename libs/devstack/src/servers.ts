@@ -1,7 +1,8 @@
 /**
- * The real MongoDB-protocol and S3 servers for local runs and tests. An external server named by
- * the environment (MONGO_URL, S3_ENDPOINT) always wins; else `mongod` when on PATH, else the
- * pinned FerretDB; and versitygw, both built by scripts/install-tools.sh into .tools/bin.
+ * The real MongoDB-protocol, S3 and SMTP servers for local runs and tests. An external server
+ * named by the environment (MONGO_URL, S3_ENDPOINT, SMTP_URL) always wins; else `mongod` when on
+ * PATH, else the pinned FerretDB; versitygw; and Mailpit, all built by scripts/install-tools.sh
+ * into .tools/bin.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -28,9 +29,9 @@ function onPath(command: string): string | undefined {
   }
 }
 
-/** Builds FerretDB and versitygw when missing (first run only). */
+/** Builds FerretDB, versitygw and Mailpit when missing (first run only). */
 export function ensureTools(): void {
-  if (existsSync(join(TOOLS_BIN, 'ferretdb')) && existsSync(join(TOOLS_BIN, 'versitygw'))) return;
+  if (['ferretdb', 'versitygw', 'mailpit'].every((tool) => existsSync(join(TOOLS_BIN, tool)))) return;
   execFileSync('bash', [join(REPO_ROOT, 'scripts', 'install-tools.sh')], { stdio: 'inherit' });
 }
 
@@ -112,6 +113,70 @@ export async function startStorage(options: StorageStartOptions): Promise<Runnin
     url,
     child,
     port: listenPort,
+    stop: async () => void (await child.stop()),
+  };
+}
+
+export interface MailStartOptions {
+  dataDir: string;
+  /** The SMTP port; Mailpit's HTTP port is always a free one. */
+  port?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface MailServer extends RunningServer {
+  /**
+   * Mailpit's HTTP address: its web UI, and the API the tests read messages back through.
+   * For an external server, MAIL_API_URL if set (else undefined: nothing to read mail back from).
+   */
+  apiUrl?: string;
+}
+
+/** An SMTP server that keeps what it receives: SMTP_URL when set, else Mailpit on loopback. */
+export async function startMail({ dataDir, port, env = process.env }: MailStartOptions): Promise<MailServer> {
+  if (env.SMTP_URL) {
+    return {
+      kind: `external (${redact(env.SMTP_URL)})`,
+      url: env.SMTP_URL,
+      apiUrl: env.MAIL_API_URL || undefined,
+      stop: async () => {},
+    };
+  }
+  const smtpPort = port ?? (await freePort());
+  let apiPort = await freePort();
+  while (apiPort === smtpPort) apiPort = await freePort();
+  const dir = join(dataDir, 'mail');
+  mkdirSync(dir, { recursive: true });
+  const child = spawnChild({
+    name: 'mailpit',
+    command: join(TOOLS_BIN, 'mailpit'),
+    args: [
+      '--smtp',
+      `127.0.0.1:${smtpPort}`,
+      '--listen',
+      `127.0.0.1:${apiPort}`,
+      '--database',
+      join(dir, 'mailpit.db'),
+      '--quiet',
+      // No calls to the internet: no release check, no reverse DNS of each client.
+      '--disable-version-check',
+      '--smtp-disable-rdns',
+    ],
+    logFile: join(dataDir, 'logs', 'mailpit.log'),
+  });
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  // The HTTP and SMTP listeners start independently: wait for both.
+  const ready = async () => (await httpOk(`${apiUrl}/readyz`)) && (await canConnect(smtpPort));
+  await waitFor('mailpit', ready, { child }).catch(async (err) => {
+    await child.stop();
+    throw err;
+  });
+  return {
+    kind: 'Mailpit v1.27.11',
+    url: `smtp://127.0.0.1:${smtpPort}`,
+    apiUrl,
+    child,
+    port: smtpPort,
     stop: async () => void (await child.stop()),
   };
 }

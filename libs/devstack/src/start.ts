@@ -1,13 +1,13 @@
 /**
- * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server
- * and an S3 server, prepares the bucket and its CORS rule, starts the four services and the
- * gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
+ * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server,
+ * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the four services
+ * and the gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './process';
-import { ensureTools, prepareBucket, type RunningServer, startMongo, startStorage } from './servers';
+import { ensureTools, prepareBucket, type RunningServer, startMail, startMongo, startStorage } from './servers';
 import { type RunningSystem, startSystem } from './system';
 
 const DEV_STORAGE = {
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   }
 
   const dataDir = env.DEV_DATA_DIR ?? join(REPO_ROOT, '.data', 'dev');
-  if (!env.MONGO_URL || !env.S3_ENDPOINT) ensureTools();
+  if (!env.MONGO_URL || !env.S3_ENDPOINT || !env.SMTP_URL) ensureTools();
   const storageSettings = {
     accessKeyId: env.S3_ACCESS_KEY_ID ?? DEV_STORAGE.accessKeyId,
     secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? DEV_STORAGE.secretAccessKey,
@@ -55,13 +55,23 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop(0));
 
   try {
-    const [mongo, storage] = await Promise.all([
-      startMongo({ dataDir }),
-      startStorage({ dataDir, ...storageSettings }),
+    // Each is kept as soon as it runs, so that one failing to start does not leave the others behind.
+    const keep = <T extends RunningServer>(server: T): T => {
+      servers.push(server);
+      return server;
+    };
+    const [mongo, storage, mail] = await Promise.all([
+      startMongo({ dataDir }).then(keep),
+      startStorage({ dataDir, ...storageSettings }).then(keep),
+      startMail({ dataDir }).then(keep),
     ]);
-    servers.push(mongo, storage);
     console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
     console.log(`S3 storage:       ${storage.kind} at ${storage.url}`);
+    console.log(
+      mail.child
+        ? `Mail (Mailpit):   ${mail.apiUrl} (password-reset e-mails land here)`
+        : `Mail (SMTP):      ${mail.kind}${mail.apiUrl ? `, read at ${mail.apiUrl}` : ''}`,
+    );
     await prepareBucket({ endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') });
 
     system = await startSystem({
@@ -73,6 +83,7 @@ async function main(): Promise<void> {
       gatewayPort: port,
       gatewayHost: env.HOST,
       frontendOrigin,
+      smtpUrl: mail.url,
     });
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
     console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);

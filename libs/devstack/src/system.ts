@@ -21,6 +21,8 @@ export interface SystemOptions {
   /** Where the gateway listens (every interface by default); the services always on loopback. */
   gatewayHost?: string;
   frontendOrigin?: string;
+  /** Where identity sends e-mail (password reset); without it, identity has no mailer. */
+  smtpUrl?: string;
   /** Prefix of every database name, so several systems can share one server. */
   dbPrefix?: string;
   /** Extra environment for every process, then for one. */
@@ -72,6 +74,8 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
   const gatewayUrl = url('gateway');
   const frontendOrigin = options.frontendOrigin ?? `http://localhost:${ports.gateway}`;
+  // The web client's address, for the links identity writes into its e-mails.
+  const webUrl = (frontendOrigin.split(',')[0] ?? frontendOrigin).trim();
 
   const common = {
     NODE_ENV: 'production',
@@ -84,8 +88,18 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   // Only the gateway, with its rate limits and token checks, is reachable from other machines: a
   // service called directly would skip both.
   const LOOPBACK = '127.0.0.1';
-  const envOf: Record<ProcessName, Record<string, string>> = {
-    identity: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}identity`) },
+  const envOf: Record<ProcessName, Record<string, string | undefined>> = {
+    identity: {
+      HOST: LOOPBACK,
+      MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}identity`),
+      // Undefined unsets it: without smtpUrl, identity must not inherit ours (a test run's).
+      SMTP_URL: options.smtpUrl || undefined,
+      WEB_URL: webUrl,
+      // Deleting an account deletes its data in the other services.
+      POSTS_URL: url('posts'),
+      NOTES_URL: url('notes'),
+      FILES_URL: url('files'),
+    },
     posts: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`) },
     notes: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`), FILES_URL: url('files') },
     files: {

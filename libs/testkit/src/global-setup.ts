@@ -1,11 +1,20 @@
 /**
- * Jest global setup: makes sure a MongoDB-protocol server and an S3 server run for this test run,
- * and passes their addresses to every worker through the environment. External servers given by
- * MONGO_URL / S3_ENDPOINT are used as they are; otherwise ours are started under .data/.
+ * Jest global setup: makes sure a MongoDB-protocol server, an S3 server and an SMTP server run for
+ * this test run, and passes their addresses to every worker through the environment. External
+ * servers given by MONGO_URL / S3_ENDPOINT / SMTP_URL (with MAIL_API_URL to read mail back) are
+ * used as they are; otherwise ours are started under .data/.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureTools, prepareBucket, REPO_ROOT, type RunningServer, startMongo, startStorage } from '@cs/devstack';
+import {
+  ensureTools,
+  prepareBucket,
+  REPO_ROOT,
+  type RunningServer,
+  startMail,
+  startMongo,
+  startStorage,
+} from '@cs/devstack';
 import { TEST_FRONTEND_ORIGIN, TEST_S3 } from './constants';
 
 interface Infra {
@@ -18,7 +27,7 @@ const KEY = '__contentServiceTestInfra__';
 export default async function globalSetup(): Promise<void> {
   const dataDir = join(REPO_ROOT, '.data', `test-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
-  if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
+  if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT || !process.env.SMTP_URL) ensureTools();
 
   const s3 = {
     accessKeyId: process.env.S3_ACCESS_KEY_ID ?? TEST_S3.accessKeyId,
@@ -26,7 +35,11 @@ export default async function globalSetup(): Promise<void> {
     region: process.env.STORAGE_REGION ?? TEST_S3.region,
     bucket: process.env.STORAGE_BUCKET ?? TEST_S3.bucket,
   };
-  const [mongo, storage] = await Promise.all([startMongo({ dataDir }), startStorage({ dataDir, ...s3 })]);
+  const [mongo, storage, mail] = await Promise.all([
+    startMongo({ dataDir }),
+    startStorage({ dataDir, ...s3 }),
+    startMail({ dataDir }),
+  ]);
   await prepareBucket({ endpoint: storage.url, ...s3, corsOrigins: [TEST_FRONTEND_ORIGIN] });
 
   Object.assign(process.env, {
@@ -39,9 +52,13 @@ export default async function globalSetup(): Promise<void> {
     TEST_DATA_DIR: dataDir,
     TEST_MONGO_KIND: mongo.kind,
     TEST_STORAGE_KIND: storage.kind,
+    SMTP_URL: mail.url,
+    TEST_MAIL_KIND: mail.kind,
   });
-  process.stdout.write(`\ntest servers: MongoDB protocol = ${mongo.kind}, S3 = ${storage.kind}\n`);
-  (globalThis as Record<string, unknown>)[KEY] = { servers: [mongo, storage], dataDir } satisfies Infra;
+  // Only when known: an undefined would reach the workers as the string "undefined".
+  if (mail.apiUrl) process.env.MAIL_API_URL = mail.apiUrl;
+  process.stdout.write(`\ntest servers: MongoDB protocol = ${mongo.kind}, S3 = ${storage.kind}, SMTP = ${mail.kind}\n`);
+  (globalThis as Record<string, unknown>)[KEY] = { servers: [mongo, storage, mail], dataDir } satisfies Infra;
 }
 
 export async function globalTeardown(): Promise<void> {

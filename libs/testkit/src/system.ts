@@ -7,6 +7,8 @@ import { testStorageSettings } from './database';
 /**
  * The whole system as real processes, on the test run's servers, with databases of its own.
  * For gateway and end-to-end suites; service suites drive their app in-process instead.
+ * Identity sends its e-mail to the test run's SMTP server (read it with `waitForMail`); pass
+ * `smtpUrl: undefined` for a system without one.
  */
 export async function startTestSystem(overrides: Partial<SystemOptions> = {}): Promise<RunningSystem> {
   const id = randomBytes(3).toString('hex');
@@ -17,6 +19,7 @@ export async function startTestSystem(overrides: Partial<SystemOptions> = {}): P
     jwtSecret: TEST_JWT_SECRET,
     dbPrefix: `s${id}_`,
     frontendOrigin: TEST_FRONTEND_ORIGIN,
+    smtpUrl: process.env.SMTP_URL,
     env: { LOG_LEVEL: 'warn', BCRYPT_COST: '4', ...overrides.env },
     ...Object.fromEntries(Object.entries(overrides).filter(([k]) => k !== 'env')),
   });
