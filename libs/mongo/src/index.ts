@@ -109,6 +109,7 @@ export function watchReachability(
   });
 }
 
+export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { trusted } from './trusted';
 export {

@@ -1,6 +1,6 @@
-import { createServiceApp } from '@cs/koa';
+import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
+import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
 import { uploadModel } from './model';
@@ -48,18 +48,24 @@ export async function createApp({ config, connection, logger }: Deps) {
     storage,
     settings: { partSize: config.MULTIPART_PART_SIZE, urlTtlS: config.UPLOAD_URL_TTL_S },
   });
+  const accounts = createDeletedAccounts(connection, (userId) => uploads.removeAllOf(userId));
   const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
     routers: [
-      uploadRoutes(uploads, { secret, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
-      multipartRoutes(multipart, { secret, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES_MULTIPART } }),
-      internalRoutes(uploads, { secret }),
+      uploadRoutes(uploads, { secret, accounts, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
+      multipartRoutes(multipart, {
+        secret,
+        accounts,
+        rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES_MULTIPART },
+      }),
+      internalRoutes(uploads, { secret, accounts }),
+      deletedAccountRoutes(accounts, { secret }),
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, multipart, storage, turns };
+  return { app, uploads, multipart, storage, turns, accounts };
 }
 
 /**

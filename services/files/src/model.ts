@@ -78,6 +78,8 @@ uploadSchema.index({ key: 1 }, { unique: true });
 uploadSchema.index({ state: 1, issuedAt: 1 });
 uploadSchema.index({ state: 1, lockedUntil: 1 });
 uploadSchema.index({ state: 1, purgeAfter: 1 });
+// A deleted account's records.
+uploadSchema.index({ ownerId: 1 });
 // A multipart upload is found by its id; unique because it is its key's UUID.
 uploadSchema.index({ 'multipart.id': 1 }, { sparse: true });
 

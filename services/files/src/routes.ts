@@ -1,19 +1,33 @@
-import { type AppState, bodyOf, failureMessage, requireAuth } from '@cs/koa';
+import {
+  type AppState,
+  bodyOf,
+  type DeletedAccountsCheck,
+  failureMessage,
+  refuseDeletedAccounts,
+  requireAuth,
+} from '@cs/koa';
 import Router from '@koa/router';
 import type { Multipart } from './multipart';
 import { messages } from './schemas';
 import { readKey, readPartNumbers, readUploadId, readUploadRequest, type UploadRules } from './upload-input';
 import type { Uploads } from './uploads';
 
+/** Every router here: the secret, and deleted accounts, whose writes are refused (never their reads or deletes). */
+interface RouteOptions {
+  secret: string;
+  accounts: DeletedAccountsCheck;
+}
+
 /** `POST /upload-url` (and under /api): what browsers call, through the gateway. */
 export function uploadRoutes(
   uploads: Uploads,
-  { secret, rules }: { secret: string; rules: UploadRules },
+  { secret, accounts, rules }: RouteOptions & { rules: UploadRules },
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.post(
     ['/upload-url', '/api/upload-url'],
     requireAuth({ secret }),
+    refuseDeletedAccounts(accounts),
     failureMessage(messages.uploadUrlFailed),
     async (ctx) => {
       ctx.body = await uploads.issue(ctx.state.userId as string, readUploadRequest(bodyOf(ctx), rules));
@@ -28,25 +42,28 @@ export function uploadRoutes(
  */
 export function multipartRoutes(
   multipart: Multipart,
-  { secret, rules }: { secret: string; rules: UploadRules },
+  { secret, accounts, rules }: RouteOptions & { rules: UploadRules },
 ): Router<AppState> {
   const router = new Router<AppState>();
   const paths = (suffix: string) => [`/multipart-uploads${suffix}`, `/api/multipart-uploads${suffix}`];
   const owner = (ctx: { state: AppState }) => ctx.state.userId as string;
-  const guard = [requireAuth({ secret }), failureMessage(messages.multipartFailed)] as const;
+  const auth = requireAuth({ secret });
+  const failed = failureMessage(messages.multipartFailed);
+  const guard = [auth, failed] as const;
+  const write = [auth, refuseDeletedAccounts(accounts), failed] as const;
 
-  router.post(paths(''), ...guard, async (ctx) => {
+  router.post(paths(''), ...write, async (ctx) => {
     ctx.status = 201;
     ctx.body = await multipart.create(owner(ctx), readUploadRequest(bodyOf(ctx), rules));
   });
   router.get(paths('/:uploadId'), ...guard, async (ctx) => {
     ctx.body = await multipart.status(owner(ctx), readUploadId(ctx.params.uploadId as string));
   });
-  router.post(paths('/:uploadId/part-urls'), ...guard, async (ctx) => {
+  router.post(paths('/:uploadId/part-urls'), ...write, async (ctx) => {
     const id = readUploadId(ctx.params.uploadId as string);
     ctx.body = await multipart.signParts(owner(ctx), id, readPartNumbers(bodyOf(ctx)));
   });
-  router.post(paths('/:uploadId/complete'), ...guard, async (ctx) => {
+  router.post(paths('/:uploadId/complete'), ...write, async (ctx) => {
     ctx.body = await multipart.complete(owner(ctx), readUploadId(ctx.params.uploadId as string));
   });
   router.delete(paths('/:uploadId'), ...guard, async (ctx) => {
@@ -60,11 +77,11 @@ export function multipartRoutes(
  * What the notes service calls, with the caller's own token. The gateway never routes
  * `/internal`, and every operation checks that the key belongs to the caller.
  */
-export function internalRoutes(uploads: Uploads, { secret }: { secret: string }): Router<AppState> {
+export function internalRoutes(uploads: Uploads, { secret, accounts }: RouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/internal/uploads' });
   router.use(requireAuth({ secret }));
 
-  router.post('/claim', async (ctx) => {
+  router.post('/claim', refuseDeletedAccounts(accounts), async (ctx) => {
     ctx.body = await uploads.claim(ctx.state.userId as string, readKey(bodyOf(ctx)));
   });
   router.post('/download-link', async (ctx) => {

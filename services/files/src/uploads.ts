@@ -261,6 +261,25 @@ export function createUploads({
     },
 
     /**
+     * The owner's account was deleted: every record of theirs, whatever its state, goes with its
+     * object; a multipart upload is aborted first, so no part still coming can be joined after the
+     * delete (a completed one has nothing to abort). A worker holding a record meanwhile finds it
+     * gone and writes nothing. Objects put through a link and never claimed have no record, so no
+     * owner here: they stay until the sweeper deletes them, UPLOAD_CLAIM_TTL and its margin after
+     * their upload (sweepUnclaimed), as it does any unclaimed object; so does an object that a link
+     * still valid now puts back later. A record goes after its object, so a failure leaves it for
+     * the next call: identity calls again until it gets a 204.
+     */
+    async removeAllOf(ownerId: string): Promise<void> {
+      const owned = await model.find({ ownerId }, 'key multipart').lean<Pick<UploadRecord, 'key' | 'multipart'>[]>();
+      for (const { key, multipart } of owned) {
+        if (multipart) await storage.abortMultipartUpload(key, multipart.storageUploadId);
+        await storage.deleteObject(key);
+        await model.deleteOne({ key });
+      }
+    },
+
+    /**
      * Released records past their retention: their key's object is deleted once more (a link
      * still valid at the release could have put it back), then the record. Replicas may do the
      * same record at once: both steps are idempotent, and a released record never changes.

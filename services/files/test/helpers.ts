@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
+import type { DeletedAccounts } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import {
   api,
@@ -21,6 +22,8 @@ export interface FilesHarness {
   http: ReturnType<typeof api>;
   model: UploadModel;
   uploads: Uploads;
+  /** The service's tombstones of deleted accounts. */
+  accounts: DeletedAccounts;
   /** A storage client of the test's own, to look at what really is in the bucket. */
   bucket: ObjectStorage;
   db: TestDatabase;
@@ -68,12 +71,17 @@ export async function startFiles(
     ...env,
   });
   const logs = captureLogger('files');
-  const { app, uploads, storage } = await createApp({ config, connection: database.connection, logger: logs.logger });
+  const { app, uploads, storage, accounts } = await createApp({
+    config,
+    connection: database.connection,
+    logger: logs.logger,
+  });
   const bucket = new ObjectStorage(s3);
   return {
     http: api(app.callback()),
     model: uploadModel(database.connection),
     uploads,
+    accounts,
     bucket,
     db: database,
     logs,

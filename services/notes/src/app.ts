@@ -1,6 +1,6 @@
-import { createServiceApp } from '@cs/koa';
+import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
+import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
 import { noteModel, pendingReleaseModel } from './model';
@@ -24,12 +24,15 @@ export async function createApp({ config, connection, logger }: Deps) {
     timeoutMs: config.FILES_TIMEOUT,
     retryWindowMs: config.FILES_RETRY_WINDOW,
   });
-  const outbox = createReleaseOutbox({ pending, notes, files, turns, secret: config.JWT_SECRET, logger });
+  const secret = config.JWT_SECRET;
+  const outbox = createReleaseOutbox({ pending, notes, files, turns, secret, logger });
+  const domain = createNotes({ notes, files, outbox, turns });
+  const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({
     logger,
-    routers: [noteRoutes(createNotes({ notes, files, outbox, turns }), { secret: config.JWT_SECRET })],
+    routers: [noteRoutes(domain, { secret, accounts }), deletedAccountRoutes(accounts, { secret })],
     // Files being away degrades attachments only; notes stay ready on their database alone.
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, outbox, turns };
+  return { app, outbox, turns, accounts };
 }

@@ -69,6 +69,8 @@ const pendingReleaseSchema = new Schema<PendingRelease>(
   { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw' },
 );
 pendingReleaseSchema.index({ dueAt: 1 });
+// A deleted account's entries.
+pendingReleaseSchema.index({ ownerId: 1 });
 
 export type NoteModel = Model<NoteRecord>;
 export type PendingReleaseModel = Model<PendingRelease>;

@@ -158,6 +158,15 @@ export function createNotes({
       });
     },
 
+    /**
+     * The author's account was deleted: every note of theirs, and their pending releases. Nothing
+     * is released: the files service deletes the account's objects itself. Idempotent.
+     */
+    async removeAllBy(authorId: string): Promise<void> {
+      await notes.deleteMany({ authorId });
+      await outbox.dropAllOf(authorId);
+    },
+
     async attachmentLink(id: string, authorId: string, authorization: string) {
       const current = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
       if (!current) throw notFound();

@@ -87,6 +87,11 @@ export function createReleaseOutbox({
       return (await pending.create({ noteId, ownerId, key })).toObject();
     },
 
+    /** The owner's account was deleted, and files deletes its objects: nothing is owed any more. */
+    async dropAllOf(ownerId: string): Promise<void> {
+      await pending.deleteMany({ ownerId });
+    },
+
     /** Tries one entry now, without making the caller wait for files or storage. */
     releaseSoon(entry: PendingRelease): void {
       void take({ ...entry, readAt: Date.now() })

@@ -2,10 +2,12 @@ import { LIMITS } from '@cs/contract';
 import {
   type AppState,
   bodyOf,
+  type DeletedAccountsCheck,
   failureMessage,
   idGuard,
   linkNext,
   readPageQuery,
+  refuseDeletedAccounts,
   requireAuth,
   validateBody,
 } from '@cs/koa';
@@ -15,16 +17,22 @@ import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
 import { createNoteSchema, messages, noteMessages, updateNoteSchema } from './schemas';
 
-export function noteRoutes(notes: Notes, { secret }: { secret: string }): Router<AppState> {
+/** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
+export function noteRoutes(
+  notes: Notes,
+  { secret, accounts }: { secret: string; accounts: DeletedAccountsCheck },
+): Router<AppState> {
   const router = new Router<AppState>();
   router.use(['/api/notes', '/notes'], requireAuth({ secret }));
   router.param('id', idGuard());
+  const refuseDeleted = refuseDeletedAccounts(accounts);
   const caller = (ctx: { state: AppState }) => ctx.state.userId as string;
   const authorization = (ctx: { headers: Record<string, string | string[] | undefined> }) =>
     String(ctx.headers.authorization);
 
   router.post(
     '/api/notes',
+    refuseDeleted,
     validateBody(createNoteSchema, noteMessages),
     failureMessage(messages.createFailed),
     async (ctx) => {
@@ -50,6 +58,7 @@ export function noteRoutes(notes: Notes, { secret }: { secret: string }): Router
 
   router.put(
     '/api/notes/:id',
+    refuseDeleted,
     validateBody(updateNoteSchema, noteMessages),
     failureMessage(messages.updateFailed),
     async (ctx) => {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
+import type { DeletedAccounts } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import {
   api,
@@ -83,13 +84,19 @@ export interface NotesHarness {
   notes: NoteModel;
   pending: PendingReleaseModel;
   outbox: ReleaseOutbox;
+  /** The service's tombstones of deleted accounts. */
+  accounts: DeletedAccounts;
   files: FilesService;
   bucket: ObjectStorage;
   logs: ReturnType<typeof captureLogger>;
   close(): Promise<void>;
 }
 
-export async function startNotes(file: string): Promise<NotesHarness> {
+/** `filesUrl`: where notes reaches files, given the real process's address (the address itself by default). */
+export async function startNotes(
+  file: string,
+  { filesUrl = (url: string) => url }: { filesUrl?: (url: string) => string } = {},
+): Promise<NotesHarness> {
   const files = await FilesService.create(file);
   await files.start();
   const db = await openTestDatabase(file);
@@ -99,7 +106,7 @@ export async function startNotes(file: string): Promise<NotesHarness> {
     built = await createApp({
       config: {
         JWT_SECRET: TEST_JWT_SECRET,
-        FILES_URL: files.url,
+        FILES_URL: filesUrl(files.url),
         FILES_TIMEOUT: 2000,
         FILES_RETRY_WINDOW: FILES_RETRY_WINDOW_MS,
       },
@@ -112,7 +119,7 @@ export async function startNotes(file: string): Promise<NotesHarness> {
     await db.drop();
     throw err;
   }
-  const { app, outbox } = built;
+  const { app, outbox, accounts } = built;
   const bucket = new ObjectStorage(testStorageSettings());
   return {
     http: api(app.callback()),
@@ -120,6 +127,7 @@ export async function startNotes(file: string): Promise<NotesHarness> {
     notes: noteModel(db.connection),
     pending: pendingReleaseModel(db.connection),
     outbox,
+    accounts,
     files,
     bucket,
     logs,

@@ -1,6 +1,6 @@
-import { type AppMiddleware, createServiceApp } from '@cs/koa';
+import { type AppMiddleware, createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
+import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { postModel } from './model';
 import { createPosts } from './posts';
@@ -18,10 +18,13 @@ export async function createApp({ config, connection, logger, authenticate }: De
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
+  const posts = createPosts(model, turns);
+  const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
+  const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
-    routers: [postRoutes(createPosts(model, turns), { secret: config.JWT_SECRET, authenticate })],
+    routers: [postRoutes(posts, { secret, authenticate, accounts }), deletedAccountRoutes(accounts, { secret })],
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, turns };
+  return { app, turns, accounts };
 }

@@ -105,6 +105,11 @@ export function createPosts(posts: PostModel, turns: Turns) {
       );
     },
 
+    /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
+    async removeAllBy(authorId: string): Promise<void> {
+      await posts.deleteMany({ authorId });
+    },
+
     /** Deletes the author's post if there is one; nothing tells whether there was. */
     async remove(id: string, authorId: string): Promise<void> {
       await posts.deleteOne({ _id: id, authorId });

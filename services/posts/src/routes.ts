@@ -4,11 +4,13 @@ import {
   type AppState,
   bodyOf,
   conditionalGet,
+  type DeletedAccountsCheck,
   failureMessage,
   idGuard,
   linkNext,
   optionalAuth,
   readPageQuery,
+  refuseDeletedAccounts,
   requireAuth,
   serverTiming,
   validateBody,
@@ -29,11 +31,14 @@ export interface PostRouteOptions {
    * seam for the benchmark's "same route without verification" baseline, never set by config.
    */
   authenticate?: AppMiddleware;
+  /** Deleted accounts: their writes are refused (reads and deletes are not looked up). */
+  accounts: DeletedAccountsCheck;
 }
 
-export function postRoutes(posts: Posts, { secret, authenticate }: PostRouteOptions): Router<AppState> {
+export function postRoutes(posts: Posts, { secret, authenticate, accounts }: PostRouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/posts' });
   const auth = authenticate ?? requireAuth({ secret });
+  const write = [auth, refuseDeletedAccounts(accounts)] as const;
   router.param('id', idGuard());
 
   router.get('/', serverTiming(), conditionalGet(), failureMessage(messages.fetchFailed), async (ctx) => {
@@ -66,7 +71,7 @@ export function postRoutes(posts: Posts, { secret, authenticate }: PostRouteOpti
 
   router.post(
     '/',
-    auth,
+    ...write,
     validateBody(createPostSchema, createPostMessages),
     failureMessage(messages.createFailed),
     async (ctx) => {
@@ -75,7 +80,7 @@ export function postRoutes(posts: Posts, { secret, authenticate }: PostRouteOpti
     },
   );
 
-  router.put('/:id', auth, failureMessage(messages.updateFailed), async (ctx) => {
+  router.put('/:id', ...write, failureMessage(messages.updateFailed), async (ctx) => {
     ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, readChanges(bodyOf(ctx)));
   });
 

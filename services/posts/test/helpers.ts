@@ -1,3 +1,4 @@
+import type { DeletedAccounts } from '@cs/mongo';
 import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { Types } from 'mongoose';
 import { createApp } from '../src/app';
@@ -8,6 +9,8 @@ export interface PostsHarness {
   http: ReturnType<typeof api>;
   model: PostModel;
   posts: Posts;
+  /** The service's tombstones of deleted accounts. */
+  accounts: DeletedAccounts;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
 }
@@ -15,13 +18,13 @@ export interface PostsHarness {
 export async function startPosts(file: string): Promise<PostsHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('posts');
-  const { app, turns } = await createApp({
+  const { app, turns, accounts } = await createApp({
     config: { JWT_SECRET: TEST_JWT_SECRET },
     connection: db.connection,
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  return { http: api(app.callback()), model, posts: createPosts(model, turns), db, logs };
+  return { http: api(app.callback()), model, posts: createPosts(model, turns), accounts, db, logs };
 }
 
 /** An author is any caller. */

@@ -12,6 +12,7 @@ const QUERIES = {
   'public list': { equality: ['status'], sort: { createdAt: -1, _id: -1 } },
   'public list by tag': { equality: ['status', 'tags'], sort: { createdAt: -1, _id: -1 } },
   'my-posts': { equality: ['authorId'], sort: { createdAt: -1, _id: -1 } },
+  "deleted account's purge": { equality: ['authorId'], sort: {} },
 } as const;
 
 type Keys = Record<string, number>;

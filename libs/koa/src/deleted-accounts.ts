@@ -1,0 +1,64 @@
+/**
+ * Deleting an account everywhere, the services' side. Identity deletes the user, then calls
+ * `POST /internal/users/deleted` on every service with a token of that user, again until it gets
+ * a 204. A service records a tombstone and purges what the user owns (`@cs/mongo`
+ * createDeletedAccounts). Tokens cannot be revoked, so a token issued before the deletion still
+ * verifies: writes look the tombstone up instead, and reads never do.
+ */
+import { HttpError, messages } from '@cs/errors';
+import Router from '@koa/router';
+import { requireAuth } from './auth';
+import type { AppMiddleware, AppState } from './context';
+
+export interface DeletedAccountsCheck {
+  isDeleted(userId: string): Promise<boolean>;
+  /** Deletes everything the user owns in this service; idempotent. */
+  purge(userId: string): Promise<void>;
+}
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+
+/**
+ * After requireAuth, on every route that creates or changes the caller's data: a deleted
+ * account's write is 401 invalid-or-expired-token before the handler runs.
+ *
+ * One look before the handler is not enough: the write it lets through can land after the
+ * deleter's purge, and survive it. So after a 2xx the tombstone is looked up again, and when it is
+ * there now, this purges the user itself and answers 401. The write landed either before the
+ * tombstone, and so before the deleter's purge (which starts after the tombstone) read what to
+ * delete: that purge removes it; or after the tombstone, and so before the second look, which then
+ * sees it: this purge removes it. That holds where a read sees every write acknowledged before it
+ * (one server, or a replica set's primary), and for the writes the handler awaits: one it leaves
+ * running in the background is not covered. Should this purge fail, the answer is a 5xx and that
+ * write can stay.
+ */
+export function refuseDeletedAccounts(accounts: DeletedAccountsCheck): AppMiddleware {
+  return async function refuseDeletedAccounts(ctx, next) {
+    const userId = ctx.state.userId;
+    // Fails closed: mounted without requireAuth in front, it would let every write through.
+    if (userId === undefined) throw new Error('refuseDeletedAccounts needs requireAuth before it');
+    if (await accounts.isDeleted(userId)) throw new HttpError(401, messages.invalidToken);
+    await next();
+    if (isSuccess(ctx.status) && (await accounts.isDeleted(userId))) {
+      await accounts.purge(userId);
+      throw new HttpError(401, messages.invalidToken);
+    }
+  };
+}
+
+/**
+ * `POST /internal/users/deleted`, with a token of the deleted user and no body: 204 once the
+ * tombstone is written and the user's data here is gone; again 204 on every repeat. Any other
+ * answer tells identity to try again later. The gateway never routes `/internal`.
+ */
+export function deletedAccountRoutes(
+  accounts: { deleteAccount(userId: string): Promise<void> },
+  { secret }: { secret: string },
+): Router<AppState> {
+  const router = new Router<AppState>();
+  router.post('/internal/users/deleted', requireAuth({ secret }), async (ctx) => {
+    await accounts.deleteAccount(ctx.state.userId as string);
+    ctx.status = 204;
+  });
+  return router;
+}

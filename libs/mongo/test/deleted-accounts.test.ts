@@ -1,0 +1,47 @@
+/** Tombstones of deleted accounts, against the run's real MongoDB-protocol server. */
+import { newUserId, openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createDeletedAccounts } from '../src/index';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await openTestDatabase(__filename);
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+describe('createDeletedAccounts', () => {
+  it('when an account is deleted, then its tombstone {_id, deletedAt} is written before its data is purged, and only it counts as deleted', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
+    const userId = newUserId();
+    const seenByPurge: unknown[] = [];
+    const accounts = createDeletedAccounts(db.connection, async (id) => {
+      seenByPurge.push(await tombstones.findOne({ _id: id }));
+    });
+
+    expect(await accounts.isDeleted(userId)).toBe(false);
+    await accounts.deleteAccount(userId);
+
+    expect(seenByPurge).toEqual([{ _id: userId, deletedAt: expect.any(Date) }]);
+    expect(await accounts.isDeleted(userId)).toBe(true);
+    expect(await accounts.isDeleted(newUserId())).toBe(false);
+  });
+
+  it('when an account is deleted again, then the tombstone stays as it was and the purge runs again', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
+    const userId = newUserId();
+    let purges = 0;
+    const accounts = createDeletedAccounts(db.connection, async () => {
+      purges += 1;
+    });
+
+    await accounts.deleteAccount(userId);
+    const first = await tombstones.findOne({ _id: userId });
+    await accounts.deleteAccount(userId);
+
+    expect(await tombstones.findOne({ _id: userId })).toEqual(first);
+    expect(purges).toBe(2);
+  });
+});
