@@ -347,6 +347,50 @@ async function journey(): Promise<Kept> {
   return { email, password, postId, postTitle, noteId: keptId, bytesSha: sha256(kept) };
 }
 
+/**
+ * An account deleted in the deployment: identity reaches posts, notes and files by their service
+ * names, and the account's post and its note's object are gone within a minute.
+ */
+async function accountDeletion(): Promise<void> {
+  const started = Date.now();
+  const email = `gone${randomBytes(3).toString('hex')}@example.com`;
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  const token = expectStatus(
+    await api('/api/auth/register', { method: 'POST', body: { email, password } }),
+    201,
+    'register',
+  ).body.token as string;
+  const post = expectStatus(
+    await api('/api/posts', { method: 'POST', token, body: { title: 'Soon gone', body: 'Deleted with its account.' } }),
+    201,
+    'create post',
+  ).body;
+  const noteId = await noteWithFile(token, randomBytes(1024), 'gone with the account');
+  const { url } = await download(token, noteId);
+
+  const deletedAt = Date.now();
+  expectStatus(await api('/api/auth/account', { method: 'DELETE', token, body: { password } }), 204, 'delete account');
+  let goneMs: number | undefined;
+  while (Date.now() - deletedAt < 60_000) {
+    const [postRes, objectRes] = await Promise.all([api(`/api/posts/${String(post._id)}`, { token }), fetch(url)]);
+    await objectRes.arrayBuffer();
+    if (postRes.status === 404 && objectRes.status === 404) {
+      goneMs = Date.now() - deletedAt;
+      break;
+    }
+    await sleep(200);
+  }
+  check(goneMs !== undefined, 'a deleted account’s post and object must be gone within a minute');
+  const refused = await api('/api/notes', { method: 'POST', token, body: { title: 'after' } });
+  check(refused.status === 401, `a deleted account’s token must write nothing (got ${refused.status})`);
+  report.accountDeletion = {
+    seconds: seconds(Date.now() - started),
+    goneAfterDeleteSeconds: goneMs === undefined ? null : seconds(goneMs),
+    writeAfterwards: refused.status,
+  };
+  say(`account deletion: ${JSON.stringify(report.accountDeletion)}`);
+}
+
 /** Waits for the gateway's /readyz to answer 200. */
 async function gatewayReady(timeoutMs = 60_000): Promise<number> {
   const started = Date.now();
@@ -638,6 +682,7 @@ async function main(): Promise<void> {
     await refusesWithoutSecret();
     await up();
     const kept = await journey();
+    await accountDeletion();
 
     traffic = new Traffic({
       baseUrl: GATEWAY,

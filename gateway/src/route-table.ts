@@ -19,6 +19,8 @@ function under(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
+/** Account routes that act on the caller's own account; the rest of /api/auth is public. */
+const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account)\/?$/;
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
 const UPLOAD_URL = /^(?:\/api)?\/upload-url\/?$/;
 const MULTIPART = /^(?:\/api)?\/multipart-uploads(?:\/.*)?$/;
@@ -32,7 +34,10 @@ function postsAuth(method: string, path: string): AuthRule {
 
 /** The route for a request, or undefined: then the gateway answers 404 itself. */
 export function resolveRoute(method: string, path: string): Route | undefined {
-  if (under(path, '/api/auth')) return { upstream: 'identity', auth: 'none', limit: 'auth' };
+  if (under(path, '/api/auth')) {
+    const auth = OWN_ACCOUNT.test(path) && method !== 'OPTIONS' ? 'required' : 'none';
+    return { upstream: 'identity', auth, limit: 'auth' };
+  }
   if (under(path, '/api/posts')) return { upstream: 'posts', auth: postsAuth(method, path), limit: 'default' };
   if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (under(path, '/api/notes')) return { upstream: 'notes', auth: 'required', limit: 'default' };

@@ -41,6 +41,21 @@ export interface Page<T> {
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
 
+/** Routes that never carry the session's token: they are how one gets (or recovers) a session. */
+const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset)/;
+
+/**
+ * A 401 that says the password given was wrong (changing it, deleting the account) rather than
+ * that the token is: the session goes on.
+ */
+async function wrongPassword(response: Response): Promise<boolean> {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: unknown } | undefined;
+  return body?.error === 'Invalid credentials';
+}
+
 export function createContentClient(options: ClientOptions = {}) {
   const store = options.store ?? memoryStore();
   const doFetch = options.fetch ?? ((input: Request) => fetch(input));
@@ -51,13 +66,13 @@ export function createContentClient(options: ClientOptions = {}) {
   const session: Middleware = {
     onRequest({ request }) {
       const current = store.load();
-      if (current && !new URL(request.url).pathname.startsWith('/api/auth/')) {
+      if (current && !PUBLIC_AUTH.test(new URL(request.url).pathname)) {
         request.headers.set('Authorization', `Bearer ${current.token}`);
       }
       return request;
     },
-    onResponse({ request, response }) {
-      if (response.status === 401 && request.headers.has('Authorization')) {
+    async onResponse({ request, response }) {
+      if (response.status === 401 && request.headers.has('Authorization') && !(await wrongPassword(response))) {
         store.clear();
         ended.add(response);
       }
@@ -113,6 +128,25 @@ export function createContentClient(options: ClientOptions = {}) {
     login: (email: string, password: string) => signIn('/api/auth/login', email, password),
     /** Forgets the token (tokens cannot be revoked: it stays valid until it expires). */
     logout: () => store.clear(),
+
+    account: {
+      /** Sets a new password; the session goes on with the fresh token the API answers. */
+      changePassword: async (currentPassword: string, newPassword: string) => {
+        const { token } = await run(() => raw.PUT('/api/auth/password', { body: { currentPassword, newPassword } }));
+        store.save({ token, email: store.load()?.email ?? '' });
+      },
+      /** Deletes the account and everything it owns, then ends the session. */
+      remove: async (password: string) => {
+        await run(() => raw.DELETE('/api/auth/account', { body: { password } }));
+        store.clear();
+      },
+      /** E-mails a link to set a new password (the same answer whether or not the address has an account). */
+      requestPasswordReset: (email: string) =>
+        run(() => raw.POST('/api/auth/password-reset', { body: { email } })).then(() => undefined),
+      /** Sets the password with the token from the e-mail's link; then log in with it. */
+      confirmPasswordReset: (token: string, newPassword: string) =>
+        run(() => raw.POST('/api/auth/password-reset/confirm', { body: { token, newPassword } })).then(() => undefined),
+    },
 
     posts: {
       list: (query: { page?: number; limit?: number; tag?: string } = {}) =>

@@ -154,6 +154,61 @@ describe('errors: one type per kind, never raw JSON', () => {
   });
 });
 
+describe('the account', () => {
+  it('changing the password keeps the session going on the fresh token; a wrong current password ends nothing', async () => {
+    const store = memoryStore();
+    const expired: unknown[] = [];
+    const client = createContentClient({ baseUrl: base, store, onSessionExpired: (e) => expired.push(e) });
+    const address = email('account');
+    const first = await client.register(address, 'correct horse battery');
+
+    const wrong = await client.account.changePassword('not the password', 'a brand new secret').catch((e) => e);
+    expect(shape(wrong)).toMatchObject({ kind: 'api', status: 401, message: 'Invalid credentials' });
+    expect(store.load()).toEqual(first);
+
+    await client.account.changePassword('correct horse battery', 'a brand new secret');
+    expect(store.load()?.email).toBe(address);
+    // A fresh token of the same person (within the same second it is the same text: same claims).
+    expect((jwt.decode(store.load()?.token ?? '') as { id: string }).id).toBe(
+      (jwt.decode(first.token) as { id: string }).id,
+    );
+    expect(await client.posts.mine()).toEqual({ items: [] });
+    expect(expired).toEqual([]);
+    await expect(createContentClient({ baseUrl: base }).login(address, 'a brand new secret')).resolves.toMatchObject({
+      email: address,
+    });
+  });
+
+  it('deleting the account ends the session; the same token then writes nothing (SessionExpiredError)', async () => {
+    const client = await signedIn('delete');
+    const token = client.session()?.token ?? '';
+    await client.account.remove('correct horse battery');
+    expect(client.session()).toBeUndefined();
+
+    const store = memoryStore();
+    store.save({ token, email: 'deleted@example.com' });
+    const again = createContentClient({ baseUrl: base, store });
+    // Posts learns of the deletion just after the answer (whatever lands before is deleted with it).
+    let refused: unknown;
+    for (let i = 0; i < 50 && !refused; i++) {
+      refused = await again.posts.create({ title: 't', body: 'ten or more characters' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (!refused) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(refused).toBeInstanceOf(SessionExpiredError);
+    expect(store.load()).toBeUndefined();
+  });
+
+  it('a reset is asked for with one call, and a token that is not one is an ApiError 400', async () => {
+    const client = createContentClient({ baseUrl: base });
+    await expect(client.account.requestPasswordReset(email('reset'))).resolves.toBeUndefined();
+    const bad = await client.account.confirmPasswordReset('not-a-token', 'a brand new secret').catch((e) => e);
+    expect(shape(bad)).toMatchObject({ kind: 'api', status: 400, message: 'Invalid or expired reset token' });
+  });
+});
+
 describe('uploads straight to storage', () => {
   async function download(client: Awaited<ReturnType<typeof signedIn>>, key: string): Promise<Buffer> {
     const note = await client.notes.create({ title: 'with a file', attachmentKey: key });

@@ -103,6 +103,9 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
 export const api = {
   register: (email: string, password: string) => call(() => client.register(email, password)),
   login: (email: string, password: string) => call(() => client.login(email, password)),
+  requestPasswordReset: (email: string) => call(() => client.account.requestPasswordReset(email)),
+  confirmPasswordReset: (token: string, newPassword: string) =>
+    call(() => client.account.confirmPasswordReset(token, newPassword)),
 
   listPosts: (query: { page?: number; tag?: string | undefined }) =>
     call(() => client.posts.list({ page: query.page ?? 1, limit: 10, ...(query.tag ? { tag: query.tag } : {}) })),

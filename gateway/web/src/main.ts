@@ -1,21 +1,23 @@
 /**
- * The web client: a hash router over five screens. Public: the posts and one post, log in,
- * register. Signed in: my posts, notes. It talks only to the gateway, on the page's own origin.
+ * The web client: a hash router over its screens. Public: the posts and one post, log in,
+ * register, forgot password and set a new password (from the e-mail's link). Signed in: my posts,
+ * notes. It talks only to the gateway, on the page's own origin.
  */
 import './style.css';
 import { onSessionExpired } from './api';
 import { h, replaceChildren } from './dom';
 import { currentSession, endSession } from './session';
-import { authView } from './views/auth';
+import { authView, type Notice } from './views/auth';
 import { myPostsView } from './views/my-posts';
 import { notesView } from './views/notes';
+import { forgotPasswordView, setPasswordView } from './views/password-reset';
 import { postListView, postView } from './views/posts';
 
 const view = document.getElementById('view') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
 
 /** A message for the login screen, set when the session ended on its own. */
-let loginNotice: string | undefined;
+let loginNotice: Notice | undefined;
 /** Where to go back to after logging in. */
 let returnTo = '#/mine';
 
@@ -66,11 +68,19 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
       loginNotice = undefined;
       return authView(path === '/login' ? 'login' : 'register', notice, () => go(returnTo));
     }
+    case '/forgot-password':
+      return forgotPasswordView();
+    case '/reset-password':
+      return setPasswordView(query.get('token'), () => {
+        endSession();
+        loginNotice = { text: 'Your new password is set. Log in with it.', kind: 'ok' };
+        go('#/login');
+      });
     case '/mine':
     case '/notes':
       if (!signedIn) {
         returnTo = `#${path}`;
-        loginNotice ??= 'Please log in first.';
+        loginNotice ??= { text: 'Please log in first.', kind: 'error' };
         queueMicrotask(() => go('#/login'));
         return h('p', null, 'Please log in.');
       }
@@ -93,7 +103,7 @@ function render(): void {
 }
 
 onSessionExpired((message) => {
-  loginNotice = message;
+  loginNotice = { text: message, kind: 'error' };
   returnTo = location.hash.startsWith('#/mine') || location.hash.startsWith('#/notes') ? location.hash : '#/mine';
   go('#/login');
 });

@@ -285,7 +285,7 @@ export const openApiDocument = {
   },
   servers: [{ url: '/' }],
   tags: [
-    { name: 'auth', description: 'Register and log in.' },
+    { name: 'auth', description: 'Register, log in, change or reset a password, delete an account.' },
     { name: 'posts', description: 'Posts: drafts, publishing, the public list.' },
     { name: 'notes', description: 'Notes owned by a user, with an optional attachment.' },
     { name: 'files', description: 'Signed upload links: one PUT, or a large file in parts.' },
@@ -312,6 +312,50 @@ export const openApiDocument = {
         body: ref('Credentials'),
         ok: { status: 200, description: 'Logged in.', schema: ref('Token') },
         errors: ['Unauthorized'],
+      }),
+    },
+    '/api/auth/password': {
+      put: operation({
+        id: 'changePassword',
+        summary:
+          'Set a new password, given the current one; returns a fresh token. Tokens issued before stay valid until they expire: tokens cannot be revoked (the contract). A wrong current password is 401 and counts toward the failed-login throttle.',
+        tag: 'auth',
+        auth: 'required',
+        body: ref('ChangePassword'),
+        ok: { status: 200, description: 'Changed.', schema: ref('Token') },
+      }),
+    },
+    '/api/auth/account': {
+      delete: operation({
+        id: 'deleteAccount',
+        summary:
+          'Delete the caller’s account, given its password. 204 once it is gone from identity; its posts, notes and files are deleted in every service right after. Writes with a token of a deleted account get 401.',
+        tag: 'auth',
+        auth: 'required',
+        body: ref('DeleteAccount'),
+        ok: { status: 204, description: 'The account is deleted.' },
+      }),
+    },
+    '/api/auth/password-reset': {
+      post: operation({
+        id: 'requestPasswordReset',
+        summary:
+          'E-mail a single-use link to set a new password. The same 202, in the same time, whether or not the address has an account; 429 after 3 requests for one address in an hour; 503 when the server sends no e-mail.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('PasswordResetRequest'),
+        ok: { status: 202, description: 'Accepted.', schema: ref('Accepted') },
+      }),
+    },
+    '/api/auth/password-reset/confirm': {
+      post: operation({
+        id: 'confirmPasswordReset',
+        summary:
+          'Set a new password with the token from the e-mail. A token works once, until it expires or a newer one is sent; any other is 400 with one message.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('PasswordResetConfirm'),
+        ok: { status: 204, description: 'The password is set; log in with it.' },
       }),
     },
     '/api/posts': {
@@ -459,6 +503,11 @@ export const openApiDocument = {
     },
     schemas: {
       Credentials: s.credentialsSchema,
+      ChangePassword: s.changePasswordSchema,
+      DeleteAccount: s.deleteAccountSchema,
+      PasswordResetRequest: s.passwordResetRequestSchema,
+      PasswordResetConfirm: s.passwordResetConfirmSchema,
+      Accepted: s.acceptedSchema,
       CreatePost: s.createPostSchema,
       UpdatePost: s.updatePostSchema,
       CreateNote: s.createNoteSchema,

@@ -62,6 +62,40 @@ export const credentialsSchema = {
   },
 } as const;
 
+const newPassword = {
+  type: 'string',
+  minLength: 8,
+  maxLength: 72,
+  description: 'The rules of register: at least 8 characters and at most 72 bytes of UTF-8.',
+} as const;
+
+export const changePasswordSchema = {
+  type: 'object',
+  required: ['currentPassword', 'newPassword'],
+  properties: { currentPassword: { type: 'string', minLength: 1 }, newPassword },
+} as const;
+
+export const deleteAccountSchema = {
+  type: 'object',
+  required: ['password'],
+  properties: { password: { type: 'string', minLength: 1, description: 'The account’s current password.' } },
+} as const;
+
+export const passwordResetRequestSchema = {
+  type: 'object',
+  required: ['email'],
+  properties: { email: credentialsSchema.properties.email },
+} as const;
+
+export const passwordResetConfirmSchema = {
+  type: 'object',
+  required: ['token', 'newPassword'],
+  properties: {
+    token: { type: 'string', minLength: 1, description: 'The token from the e-mail’s link.' },
+    newPassword,
+  },
+} as const;
+
 /** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
 export const createPostSchema = {
   type: 'object',
@@ -175,6 +209,13 @@ export const tokenSchema = {
   type: 'object',
   required: ['token'],
   properties: { token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$' } },
+  additionalProperties: false,
+} as const;
+
+export const acceptedSchema = {
+  type: 'object',
+  required: ['message'],
+  properties: { message: { type: 'string' } },
   additionalProperties: false,
 } as const;
 

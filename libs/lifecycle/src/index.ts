@@ -143,3 +143,25 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   logger.info({ host, port: boundPort }, 'listening');
   return { server, port: boundPort, close };
 }
+
+/**
+ * Runs `pass` every `intervalMs`, never two at once: a pass that outlives the interval delays the
+ * next one instead of overlapping it. A failed pass goes to `onError`, and the next one runs as
+ * usual. The timer never keeps the process alive; the returned function stops it and waits for a
+ * pass under way, so a shutdown never cuts one in half.
+ */
+export function repeatEvery(
+  intervalMs: number,
+  pass: () => Promise<unknown>,
+  onError: (err: unknown) => void,
+): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() => pass().catch(onError));
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,8 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { signToken, type TokenSettings } from '@cs/auth';
-import { HttpError } from '@cs/errors';
+import { HttpError, messages as httpMessages } from '@cs/errors';
+import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
-import { type Credentials, checkNewCredentials, couldBeAccount, messages } from './credentials';
+import type { AccountDeletions } from './account-deletions';
+import {
+  type Credentials,
+  checkNewCredentials,
+  checkNewPassword,
+  couldBeAccount,
+  messages,
+  PASSWORD_MAX_BYTES,
+} from './credentials';
 import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
 
@@ -10,12 +19,14 @@ export interface Accounts {
   register(credentials: Credentials): Promise<string>;
   /** `clientAddress` is where the attempt came from (the gateway says), for the login throttle. */
   login(credentials: Credentials, clientAddress: string): Promise<string>;
-}
-
-const DUPLICATE_KEY = 11000;
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DUPLICATE_KEY;
+  /** Sets a new password when the current one is right; returns a fresh token. */
+  changePassword(
+    userId: string,
+    passwords: { currentPassword: string; newPassword: string },
+    clientAddress: string,
+  ): Promise<string>;
+  /** Deletes the account when the password is right, and records the deletion of its data. */
+  deleteAccount(userId: string, password: string, clientAddress: string): Promise<void>;
 }
 
 /**
@@ -27,11 +38,13 @@ export function createAccounts({
   tokens,
   bcryptCost,
   throttle,
+  deletions,
 }: {
   users: UserModel;
   tokens: TokenSettings;
   bcryptCost: number;
   throttle: LoginThrottle;
+  deletions: AccountDeletions;
 }): Accounts {
   // An unknown e-mail still pays for one compare against a hash of the same cost, so the answer
   // takes as long as a wrong password does.
@@ -67,5 +80,38 @@ export function createAccounts({
       await throttle.succeeded(email, clientAddress);
       return signToken(user._id.toHexString(), tokens);
     },
+
+    async changePassword(userId, { currentPassword, newPassword }, clientAddress) {
+      checkNewPassword(newPassword);
+      await confirmPassword(userId, currentPassword, clientAddress);
+      const hash = await bcrypt.hash(newPassword, bcryptCost);
+      const { matchedCount } = await users.updateOne({ _id: userId }, { $set: { password: hash } });
+      if (matchedCount === 0) throw new HttpError(401, httpMessages.invalidToken);
+      return signToken(userId, tokens);
+    },
+
+    async deleteAccount(userId, password, clientAddress) {
+      await confirmPassword(userId, password, clientAddress);
+      // The event first: once it is recorded, the deletion is finished whatever happens next.
+      await deletions.record(userId);
+      await users.deleteOne({ _id: userId });
+      deletions.deliverSoon(userId);
+    },
   };
+
+  /**
+   * The caller's password, checked as a login is (and counted by the same throttle, so a stolen
+   * token cannot be used to guess the password faster). A token whose account is gone: 401.
+   */
+  async function confirmPassword(userId: string, password: string, clientAddress: string): Promise<void> {
+    const user = await users.findById(userId, { email: 1, password: 1 }).select('+password').lean();
+    if (!user) throw new HttpError(401, httpMessages.invalidToken);
+    await throttle.check(user.email, clientAddress);
+    const matches =
+      Buffer.byteLength(password, 'utf8') <= PASSWORD_MAX_BYTES && (await bcrypt.compare(password, user.password));
+    if (!matches) {
+      await throttle.failed(user.email, clientAddress);
+      throw new HttpError(401, messages.invalidCredentials);
+    }
+  }
 }

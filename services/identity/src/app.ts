@@ -1,32 +1,69 @@
 import { createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, isMongoReady } from '@cs/mongo';
+import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
 import { createLoginThrottle } from './login-throttle';
+import { createMailer, type Mailer } from './mailer';
 import { userModel } from './model';
+import { createPasswordResets } from './password-reset';
 import { authRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET' | 'JWT_EXPIRES_IN' | 'BCRYPT_COST'>;
+  config: Pick<
+    Config,
+    | 'JWT_SECRET'
+    | 'JWT_EXPIRES_IN'
+    | 'BCRYPT_COST'
+    | 'PASSWORD_RESET_TTL'
+    | 'WEB_URL'
+    | 'POSTS_URL'
+    | 'NOTES_URL'
+    | 'FILES_URL'
+    | 'DELETION_TIMEOUT'
+  >;
   connection: Connection;
   logger: Logger;
+  /** How e-mail goes out; none: password reset answers 503. */
+  mailer: Mailer | undefined;
 }
 
-export async function createApp({ config, connection, logger }: Deps) {
+export async function createApp({ config, connection, logger, mailer }: Deps) {
   const users = userModel(connection);
   await users.init(); // the unique e-mail index must exist before the first registration
   const throttle = createLoginThrottle(connection);
+  const resets = createPasswordResets({
+    connection,
+    users,
+    mailer,
+    ttlMs: config.PASSWORD_RESET_TTL,
+    webUrl: config.WEB_URL,
+    bcryptCost: config.BCRYPT_COST,
+    logger,
+  });
+  const deletions = createAccountDeletions({
+    connection,
+    users,
+    forget: resets.forget,
+    owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
+    secret: config.JWT_SECRET,
+    timeoutMs: config.DELETION_TIMEOUT,
+    logger,
+  });
   const accounts = createAccounts({
     users,
     tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },
     bcryptCost: config.BCRYPT_COST,
     throttle,
+    deletions,
   });
   const app = createServiceApp({
     logger,
-    routers: [authRoutes(accounts)],
+    routers: [authRoutes({ accounts, resets }, { secret: config.JWT_SECRET })],
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, throttle };
+  return { app, throttle, resets, deletions };
 }
+
+export { createMailer };

@@ -8,6 +8,21 @@ export const configSpec = {
   LOG_LEVEL: env.logLevel(),
   /** The contract's cost factor is 12; only tests lower it, and only through this key. */
   BCRYPT_COST: env.int(12, { min: 4, max: 15 }),
+  /** `smtp://host:port` (or `smtps://user:pass@host:port`); empty: no e-mail, and reset answers 503. */
+  SMTP_URL: env.string(''),
+  MAIL_FROM: env.string('Content Service <no-reply@content-service.invalid>'),
+  /** How long a password-reset link works. */
+  PASSWORD_RESET_TTL: env.durationMs('30m'),
+  /** The web client's public address: reset e-mails link to its "Set a new password" screen. */
+  WEB_URL: env.url('http://localhost:3000'),
+  /** The services that own an account's data, told when it is deleted. */
+  POSTS_URL: env.url('http://127.0.0.1:4002'),
+  NOTES_URL: env.url('http://127.0.0.1:4003'),
+  FILES_URL: env.url('http://127.0.0.1:4004'),
+  /** How often deletions not yet confirmed by every owner are delivered again. */
+  DELETION_OUTBOX_INTERVAL: env.durationMs('5s'),
+  /** How long an owner may take to confirm a deletion before the attempt counts as failed. */
+  DELETION_TIMEOUT: env.durationMs('30s'),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

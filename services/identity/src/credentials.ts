@@ -14,6 +14,20 @@ export const messages = {
   invalidCredentials: 'Invalid credentials',
   registrationFailed: 'Registration failed',
   loginFailed: 'Login failed',
+  passwordChangeRequired: 'currentPassword and newPassword are required',
+  passwordChangeNotStrings: 'currentPassword and newPassword must be strings',
+  passwordChangeFailed: 'Password change failed',
+  passwordRequired: 'Password is required',
+  passwordNotString: 'Password must be a string',
+  accountDeletionFailed: 'Account deletion failed',
+  emailRequired: 'Email is required',
+  emailNotString: 'Email must be a string',
+  resetAccepted: 'If an account exists for that address, an e-mail with a link to set a new password is on its way',
+  resetUnavailable: 'Password reset by e-mail is not available',
+  resetRequired: 'token and newPassword are required',
+  resetNotStrings: 'token and newPassword must be strings',
+  invalidResetToken: 'Invalid or expired reset token',
+  resetFailed: 'Password reset failed',
 } as const;
 
 export const EMAIL_MAX = 254;
@@ -35,18 +49,7 @@ export function normalizeEmail(email: string): string {
 
 /** Presence and types, shared by register and login. */
 export function readCredentials(body: Record<string, unknown>): Credentials {
-  const { email, password } = body;
-  if (
-    email === undefined ||
-    email === null ||
-    password === undefined ||
-    password === null ||
-    email === '' ||
-    password === ''
-  ) {
-    throw new HttpError(400, messages.required);
-  }
-  if (typeof email !== 'string' || typeof password !== 'string') throw new HttpError(400, messages.notStrings);
+  const { email, password } = readStrings(body, ['email', 'password'], messages);
   const normalized = normalizeEmail(email);
   if (normalized === '') throw new HttpError(400, messages.required);
   return { email: normalized, password };
@@ -54,9 +57,33 @@ export function readCredentials(body: Record<string, unknown>): Credentials {
 
 /** The rules a new account must meet (DESIGN.md). */
 export function checkNewCredentials({ email, password }: Credentials): void {
+  checkEmail(email);
+  checkNewPassword(password);
+}
+
+export function checkEmail(email: string): void {
   if (email.length > EMAIL_MAX || !EMAIL_SHAPE.test(email)) throw new HttpError(400, messages.badEmail);
+}
+
+/** The rules every new password meets, at register, change and reset alike. */
+export function checkNewPassword(password: string): void {
   if ([...password].length < PASSWORD_MIN_CHARS) throw new HttpError(400, messages.shortPassword);
   if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) throw new HttpError(400, messages.longPassword);
+}
+
+/**
+ * String fields a body must hold, all present and non-empty (`required` otherwise) and all strings
+ * (`notStrings` otherwise): nothing else ever reaches a query or bcrypt.
+ */
+export function readStrings<K extends string>(
+  body: Record<string, unknown>,
+  keys: readonly K[],
+  { required, notStrings }: { required: string; notStrings: string },
+): Record<K, string> {
+  const values = keys.map((k) => body[k]);
+  if (values.some((v) => v === undefined || v === null || v === '')) throw new HttpError(400, required);
+  if (values.some((v) => typeof v !== 'string')) throw new HttpError(400, notStrings);
+  return Object.fromEntries(keys.map((k) => [k, body[k]])) as Record<K, string>;
 }
 
 /** Whether an account could exist with these credentials at all (login never says which failed). */

@@ -1,13 +1,30 @@
+import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
-import { createApp } from './app';
+import { createApp, createMailer } from './app';
 import { readConfig } from './config';
+
+const TEN_MINUTES = 10 * 60_000;
 
 void runService({
   name: 'identity',
   readConfig,
   build: async (deps) => {
-    const { app, throttle } = await createApp(deps);
-    const stopPruning = throttle.startPruning((err) => deps.logger.warn({ err }, 'could not prune login failures'));
-    return { app, onClose: async () => stopPruning() };
+    const { config, logger } = deps;
+    const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
+    if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
+    const { app, throttle, resets, deletions } = await createApp({ ...deps, mailer });
+    const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
+    const stops = [
+      throttle.startPruning(warn('could not prune login failures')),
+      repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
+      repeatEvery(config.DELETION_OUTBOX_INTERVAL, deletions.drain, warn('account deletion pass failed')),
+    ];
+    return {
+      app,
+      onClose: async () => {
+        await Promise.all(stops.map((stop) => stop()));
+        mailer?.close();
+      },
+    };
   },
 });

@@ -1,14 +1,31 @@
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
-import { createApp } from '../src/app';
+import type { AccountDeletions } from '../src/account-deletions';
+import { createApp, createMailer } from '../src/app';
 import type { LoginThrottle } from '../src/login-throttle';
 import { type UserModel, userModel } from '../src/model';
 
-export const TEST_CONFIG = { JWT_SECRET: TEST_JWT_SECRET, JWT_EXPIRES_IN: '1h', BCRYPT_COST: 4 };
+/** Nothing listens here: what identity sends to posts, notes and files is refused at once. */
+const NOWHERE = 'http://127.0.0.1:9';
+
+export const TEST_CONFIG = {
+  JWT_SECRET: TEST_JWT_SECRET,
+  JWT_EXPIRES_IN: '1h',
+  BCRYPT_COST: 4,
+  PASSWORD_RESET_TTL: 30 * 60_000,
+  WEB_URL: 'http://localhost:3000',
+  POSTS_URL: NOWHERE,
+  NOTES_URL: NOWHERE,
+  FILES_URL: NOWHERE,
+  DELETION_TIMEOUT: 5_000,
+  /** The test run's SMTP server (Mailpit, started by the test kit); '' for none. */
+  SMTP_URL: process.env.SMTP_URL ?? '',
+};
 
 export interface IdentityHarness {
   http: ReturnType<typeof api>;
   users: UserModel;
   throttle: LoginThrottle;
+  deletions: AccountDeletions;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
 }
@@ -17,12 +34,15 @@ export interface IdentityHarness {
 export async function startIdentity(file: string, config: Partial<typeof TEST_CONFIG> = {}): Promise<IdentityHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('identity');
-  const { app, throttle } = await createApp({
-    config: { ...TEST_CONFIG, ...config },
+  const settings = { ...TEST_CONFIG, ...config };
+  const mailer = createMailer(settings.SMTP_URL, 'Content Service <no-reply@content-service.invalid>');
+  const { app, throttle, deletions } = await createApp({
+    config: settings,
     connection: db.connection,
     logger: logs.logger,
+    mailer,
   });
-  return { http: api(app.callback()), users: userModel(db.connection), throttle, db, logs };
+  return { http: api(app.callback()), users: userModel(db.connection), throttle, deletions, db, logs };
 }
 
 let counter = 0;

@@ -18,7 +18,12 @@ describe('the production bcrypt cost', () => {
     const config = readConfig({ JWT_SECRET: TEST_JWT_SECRET, MONGO_URL: testDatabaseUrl(__filename) });
     expect(config.BCRYPT_COST).toBe(12);
 
-    const { app } = await createApp({ config, connection: db.connection, logger: captureLogger().logger });
+    const { app } = await createApp({
+      config,
+      connection: db.connection,
+      logger: captureLogger().logger,
+      mailer: undefined,
+    });
     await api(app.callback())
       .post('/api/auth/register')
       .send({ email: 'cost@example.com', password: 'password-12' })

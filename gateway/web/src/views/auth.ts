@@ -4,7 +4,13 @@ import { alertBox, h } from '../dom';
 import { actions, busy, field, input, showError } from '../forms';
 import { startSession } from '../session';
 
-export function authView(mode: 'login' | 'register', notice: string | undefined, done: () => void): HTMLElement {
+/** A message for the screen as it opens: why the person is here, or what just happened. */
+export interface Notice {
+  text: string;
+  kind: 'error' | 'ok';
+}
+
+export function authView(mode: 'login' | 'register', notice: Notice | undefined, done: () => void): HTMLElement {
   const registering = mode === 'register';
   const alert = alertBox();
   const email = input('email', { type: 'email', autocomplete: 'email', required: true });
@@ -28,8 +34,9 @@ export function authView(mode: 'login' | 'register', notice: string | undefined,
       registering ? 'Already have an account? ' : 'New here? ',
       h('a', { href: registering ? '#/login' : '#/register' }, registering ? 'Log in' : 'Create an account'),
     ),
+    registering ? null : h('p', { class: 'switch' }, h('a', { href: '#/forgot-password' }, 'Forgot password?')),
   );
-  if (notice) alert.show(notice);
+  if (notice) alert.show(notice.text, notice.kind);
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -1,0 +1,195 @@
+/**
+ * Password reset by e-mail.
+ *
+ * A request answers the same `202` whether or not the address has an account, and the answer
+ * never waits for the account's lookup or the e-mail: those run after it, so both cases take the
+ * same time (only the per-address count, kept for every address alike, is awaited).
+ *
+ * The token is `<user id>.<32 random bytes, base64url>`. Only a SHA-256 of the random part is
+ * stored, in the user's one reset record (`_id` is the user id): issuing a new token replaces the
+ * record, so every earlier token stops working at once, on any server, without a query by any
+ * other field. A token is used once: its hash is inserted into `password_reset_uses`, whose `_id`
+ * is unique, before the password is set, so of two confirmations racing with one token exactly
+ * one inserts and the other gets 400 (FerretDB's filtered updates are not atomic; its unique
+ * indexes are enforced).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { HttpError, messages as httpMessages } from '@cs/errors';
+import type { Logger } from '@cs/log';
+import { isDuplicateKey, trusted } from '@cs/mongo';
+import bcrypt from 'bcrypt';
+import type { Connection, Model } from 'mongoose';
+import { Schema } from 'mongoose';
+import { checkNewPassword, messages } from './credentials';
+import type { Mailer } from './mailer';
+import type { UserModel } from './model';
+
+/** E-mails one address may be sent in RESET_WINDOW_MS, whether it has an account or not. */
+export const RESETS_PER_ADDRESS = 3;
+export const RESET_WINDOW_MS = 60 * 60_000;
+
+const TOKEN = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
+
+interface ResetRecord {
+  /** The user's id: one live token per user. */
+  _id: string;
+  tokenHash: string;
+  expiresAt: Date;
+}
+
+interface UseRecord {
+  /** The hash of a token that has been used. */
+  _id: string;
+  at: Date;
+}
+
+interface RequestCount {
+  /** A hash of the address, so no address is stored. */
+  _id: string;
+  count: number;
+  windowStartedAt: Date;
+}
+
+const options = { strict: 'throw', versionKey: false } as const;
+const resetSchema = new Schema<ResetRecord>(
+  { _id: { type: String, required: true }, tokenHash: { type: String, required: true }, expiresAt: Date },
+  { ...options, collection: 'password_resets' },
+);
+const useSchema = new Schema<UseRecord>(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { ...options, collection: 'password_reset_uses' },
+);
+const countSchema = new Schema<RequestCount>(
+  { _id: { type: String, required: true }, count: Number, windowStartedAt: Date },
+  { ...options, collection: 'password_reset_requests' },
+);
+
+function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
+  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+export interface PasswordResets {
+  /** Counts the request, and sends the e-mail after answering when the address has an account. */
+  request(email: string): Promise<void>;
+  /** Sets the password once per token; 400 with one message for any token that cannot. */
+  confirm(token: string, newPassword: string): Promise<void>;
+  /** Forgets a deleted user's reset. */
+  forget(userId: string): Promise<void>;
+  /** Deletes used-token marks and counts older than any token or window; returns how many. */
+  prune(): Promise<number>;
+}
+
+export function createPasswordResets({
+  connection,
+  users,
+  mailer,
+  ttlMs,
+  webUrl,
+  bcryptCost,
+  logger,
+  now = Date.now,
+}: {
+  connection: Connection;
+  users: UserModel;
+  mailer: Mailer | undefined;
+  ttlMs: number;
+  /** The web client's address; the e-mail links to its "Set a new password" screen. */
+  webUrl: string;
+  bcryptCost: number;
+  logger: Logger;
+  now?: () => number;
+}): PasswordResets {
+  const resets = modelOf(connection, 'PasswordReset', resetSchema);
+  const uses = modelOf(connection, 'PasswordResetUse', useSchema);
+  const counts = modelOf(connection, 'PasswordResetRequest', countSchema);
+
+  /** Throws 429 once this address has had its e-mails for the window. Not exact under races. */
+  async function count(email: string): Promise<void> {
+    const id = sha256(`reset\n${email}`);
+    const at = now();
+    const record = await counts.findById(id).lean();
+    const fresh = !record || at - record.windowStartedAt.getTime() >= RESET_WINDOW_MS;
+    if (!fresh && record.count >= RESETS_PER_ADDRESS) {
+      const retryAfter = Math.ceil((record.windowStartedAt.getTime() + RESET_WINDOW_MS - at) / 1000);
+      throw new HttpError(429, httpMessages.tooManyRequests, { headers: { 'Retry-After': String(retryAfter) } });
+    }
+    const update = fresh ? { $set: { count: 1, windowStartedAt: new Date(at) } } : { $inc: { count: 1 } };
+    try {
+      await counts.updateOne({ _id: id }, update, { upsert: true });
+    } catch (err) {
+      // Two first requests raced to create the count: the second one counts in the first's.
+      if (!isDuplicateKey(err)) throw err;
+      await counts.updateOne({ _id: id }, { $inc: { count: 1 } });
+    }
+  }
+
+  async function send(email: string): Promise<void> {
+    const user = await users.findOne({ email }, { _id: 1 }).lean();
+    if (!user || !mailer) return;
+    const userId = user._id.toHexString();
+    const secret = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now() + ttlMs);
+    await resets.replaceOne({ _id: userId }, { tokenHash: sha256(secret), expiresAt }, { upsert: true });
+    const link = `${webUrl}/#/reset-password?token=${userId}.${secret}`;
+    const minutes = Math.max(1, Math.round(ttlMs / 60_000));
+    await mailer.send({
+      to: email,
+      subject: 'Set a new password',
+      text: [
+        'Someone asked to set a new password for the account with this address.',
+        `To set one, open this link within ${minutes} minutes: ${link}`,
+        'If it was not you, ignore this e-mail: your password stays as it is.',
+      ].join('\n\n'),
+      html: [
+        '<p>Someone asked to set a new password for the account with this address.</p>',
+        `<p><a href="${link}">Set a new password</a> (the link works once, for ${minutes} minutes).</p>`,
+        '<p>If it was not you, ignore this e-mail: your password stays as it is.</p>',
+      ].join('\n'),
+    });
+  }
+
+  const invalid = () => new HttpError(400, messages.invalidResetToken);
+
+  return {
+    async request(email) {
+      if (!mailer) throw new HttpError(503, messages.resetUnavailable, { expose: true });
+      await count(email);
+      void send(email).catch((err: unknown) => logger.warn({ err }, 'could not send a password-reset e-mail'));
+    },
+
+    async confirm(token, newPassword) {
+      checkNewPassword(newPassword);
+      const match = TOKEN.exec(token);
+      if (!match) throw invalid();
+      const [, userId = '', secret = ''] = match;
+      const tokenHash = sha256(secret);
+      const reset = await resets.findById(userId).lean();
+      const same = reset && timingSafeEqual(Buffer.from(reset.tokenHash), Buffer.from(tokenHash));
+      if (!reset || !same || reset.expiresAt.getTime() <= now()) throw invalid();
+      try {
+        await uses.create({ _id: tokenHash, at: new Date(now()) });
+      } catch (err) {
+        if (isDuplicateKey(err)) throw invalid();
+        throw err;
+      }
+      const hash = await bcrypt.hash(newPassword, bcryptCost);
+      const { matchedCount } = await users.updateOne({ _id: userId }, { $set: { password: hash } });
+      if (matchedCount === 0) throw invalid(); // the account was deleted since
+      await resets.deleteOne({ _id: userId, tokenHash });
+    },
+
+    async forget(userId) {
+      await resets.deleteOne({ _id: userId });
+    },
+
+    async prune() {
+      const [used, counted] = await Promise.all([
+        uses.deleteMany({ at: trusted({ $lt: new Date(now() - ttlMs) }) }),
+        counts.deleteMany({ windowStartedAt: trusted({ $lt: new Date(now() - RESET_WINDOW_MS) }) }),
+      ]);
+      return used.deletedCount + counted.deletedCount;
+    },
+  };
+}
