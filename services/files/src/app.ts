@@ -69,26 +69,12 @@ export async function createApp({ config, connection, logger }: Deps) {
 }
 
 /**
- * Runs the sweeper every `intervalMs`: stale keys and unfinished releases, then released records
- * past their retention. A pass never overlaps the previous one.
+ * One pass of the sweeper: stale keys and unfinished releases, then unclaimed objects, then
+ * released records past their retention. The server runs it every SWEEP_INTERVAL.
  */
-export function startSweeper(uploads: ReturnType<typeof createUploads>, intervalMs: number, logger: Logger) {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(async () => {
-      try {
-        const released = await uploads.sweep();
-        const unclaimed = await uploads.sweepUnclaimed();
-        const purged = await uploads.purge();
-        if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
-      } catch (err) {
-        logger.warn({ err }, 'sweeper pass failed');
-      }
-    });
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+export async function sweepOnce(uploads: ReturnType<typeof createUploads>, logger: Logger): Promise<void> {
+  const released = await uploads.sweep();
+  const unclaimed = await uploads.sweepUnclaimed();
+  const purged = await uploads.purge();
+  if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
 }

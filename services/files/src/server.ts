@@ -1,5 +1,6 @@
+import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
-import { createApp, startSweeper } from './app';
+import { createApp, sweepOnce } from './app';
 import { readConfig } from './config';
 
 void runService({
@@ -7,7 +8,12 @@ void runService({
   readConfig,
   build: async (deps) => {
     const { app, uploads, storage, turns } = await createApp(deps);
-    const stopSweeper = startSweeper(uploads, deps.config.SWEEP_INTERVAL, deps.logger);
+    const { logger } = deps;
+    const stopSweeper = repeatEvery(
+      deps.config.SWEEP_INTERVAL,
+      () => sweepOnce(uploads, logger),
+      (err) => logger.warn({ err }, 'sweeper pass failed'),
+    );
     const stopPruning = turns.startPruning();
     return {
       app,

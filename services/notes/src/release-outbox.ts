@@ -127,16 +127,3 @@ export function createReleaseOutbox({
 }
 
 export type ReleaseOutbox = ReturnType<typeof createReleaseOutbox>;
-
-/** Drains the outbox every `intervalMs`; a pass never overlaps the previous one. */
-export function startOutbox(outbox: ReleaseOutbox, intervalMs: number, logger: Logger): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() => outbox.drain().catch((err: unknown) => logger.warn({ err }, 'outbox pass failed')));
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
-}
