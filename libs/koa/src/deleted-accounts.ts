@@ -12,6 +12,8 @@ import type { AppMiddleware, AppState } from './context';
 
 export interface DeletedAccountsCheck {
   isDeleted(userId: string): Promise<boolean>;
+  /** isDeleted from a recent answer (a "not deleted" is trusted for a few seconds). */
+  isDeletedLately(userId: string): Promise<boolean>;
   /** Deletes everything the user owns in this service; idempotent. */
   purge(userId: string): Promise<void>;
 }
@@ -43,6 +45,23 @@ export function refuseDeletedAccounts(accounts: DeletedAccountsCheck): AppMiddle
       await accounts.purge(userId);
       throw new HttpError(401, messages.invalidToken);
     }
+  };
+}
+
+/**
+ * For routes that only sign a link and write nothing to the database (`/upload-url`, part links):
+ * a deleted account gets 401 too, from a recent answer rather than a lookup per request, which
+ * would cost more than signing (`npm run bench`, scenario 5). No second look: nothing lands that
+ * it could catch. A link another replica issues in the few seconds before it learns of the
+ * deletion leads, at most, to an object that can never be claimed (claims are checked with a
+ * lookup, by refuseDeletedAccounts), and that the sweeper deletes with every unclaimed object.
+ */
+export function refuseDeletedAccountLinks(accounts: Pick<DeletedAccountsCheck, 'isDeletedLately'>): AppMiddleware {
+  return async function refuseDeletedAccountLinks(ctx, next) {
+    const userId = ctx.state.userId;
+    if (userId === undefined) throw new Error('refuseDeletedAccountLinks needs requireAuth before it');
+    if (await accounts.isDeletedLately(userId)) throw new HttpError(401, messages.invalidToken);
+    await next();
   };
 }
 

@@ -2,7 +2,12 @@ export { accessLog } from './access-log';
 export { optionalAuth, requireAuth } from './auth';
 export { conditionalGet } from './conditional-get';
 export type { AppContext, AppMiddleware, AppState } from './context';
-export { type DeletedAccountsCheck, deletedAccountRoutes, refuseDeletedAccounts } from './deleted-accounts';
+export {
+  type DeletedAccountsCheck,
+  deletedAccountRoutes,
+  refuseDeletedAccountLinks,
+  refuseDeletedAccounts,
+} from './deleted-accounts';
 export { errorHandler, failureMessage, toHttpError } from './error-handler';
 export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 export { idGuard, isObjectId, OBJECT_ID } from './id-guard';

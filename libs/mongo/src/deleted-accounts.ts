@@ -12,9 +12,23 @@ interface Tombstone {
   deletedAt: Date;
 }
 
+/**
+ * How long `isDeletedLately` trusts that an account was not deleted. A deletion is known at once
+ * to the replica that carried it out, and to every other replica within this.
+ */
+export const NOT_DELETED_TRUSTED_MS = 5_000;
+/** Answers kept at most; past it, the oldest go first. */
+const KEPT_ANSWERS = 10_000;
+
 export interface DeletedAccounts {
   /** One lookup by `_id`. */
   isDeleted(userId: string): Promise<boolean>;
+  /**
+   * The same, from a recent answer when there is one: a deletion for ever, a "not deleted" for
+   * NOT_DELETED_TRUSTED_MS. For routes that write nothing to the database (signed links), where
+   * a lookup per request would cost more than the route itself.
+   */
+  isDeletedLately(userId: string): Promise<boolean>;
   /** Deletes everything the user owns in this service. Idempotent. */
   purge(userId: string): Promise<void>;
   /**
@@ -28,15 +42,36 @@ export interface DeletedAccounts {
 export function createDeletedAccounts(
   connection: Connection,
   purgeData: (userId: string) => Promise<void>,
-  collectionName = 'deleted_accounts',
+  {
+    collectionName = 'deleted_accounts',
+    trustNotDeletedMs = NOT_DELETED_TRUSTED_MS,
+  }: { collectionName?: string; trustNotDeletedMs?: number } = {},
 ): DeletedAccounts {
   const tombstones = connection.collection<Tombstone>(collectionName);
+  /** userId → whether deleted, and since when that answer is known (Map order: oldest first). */
+  const answers = new Map<string, { deleted: boolean; at: number }>();
+  const remember = (userId: string, deleted: boolean) => {
+    answers.delete(userId);
+    answers.set(userId, { deleted, at: Date.now() });
+    if (answers.size > KEPT_ANSWERS) answers.delete(answers.keys().next().value as string);
+  };
+
+  const isDeleted = async (userId: string) => {
+    const deleted = (await tombstones.findOne({ _id: userId }, { projection: { _id: 1 } })) !== null;
+    remember(userId, deleted);
+    return deleted;
+  };
+
   return {
-    async isDeleted(userId) {
-      return (await tombstones.findOne({ _id: userId }, { projection: { _id: 1 } })) !== null;
+    isDeleted,
+    async isDeletedLately(userId) {
+      const known = answers.get(userId);
+      if (known && (known.deleted || Date.now() - known.at < trustNotDeletedMs)) return known.deleted;
+      return isDeleted(userId);
     },
     purge: purgeData,
     async deleteAccount(userId) {
+      remember(userId, true);
       try {
         await tombstones.insertOne({ _id: userId, deletedAt: new Date() });
       } catch (err) {

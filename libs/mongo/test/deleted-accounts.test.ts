@@ -44,4 +44,21 @@ describe('createDeletedAccounts', () => {
     expect(await tombstones.findOne({ _id: userId })).toEqual(first);
     expect(purges).toBe(2);
   });
+
+  it('when another replica deletes an account, then a recent "not deleted" answer holds only for the trust window; a deletion known here holds at once', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
+    const elsewhere = newUserId();
+    const here = newUserId();
+    const accounts = createDeletedAccounts(db.connection, async () => undefined, { trustNotDeletedMs: 1_500 });
+    expect(await accounts.isDeletedLately(elsewhere)).toBe(false);
+    expect(await accounts.isDeletedLately(here)).toBe(false);
+
+    await tombstones.insertOne({ _id: elsewhere, deletedAt: new Date() }); // another replica's deletion
+    await accounts.deleteAccount(here);
+
+    expect(await accounts.isDeletedLately(here)).toBe(true);
+    expect(await accounts.isDeletedLately(elsewhere)).toBe(false); // still inside the window
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect(await accounts.isDeletedLately(elsewhere)).toBe(true);
+  });
 });

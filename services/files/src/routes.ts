@@ -3,6 +3,7 @@ import {
   bodyOf,
   type DeletedAccountsCheck,
   failureMessage,
+  refuseDeletedAccountLinks,
   refuseDeletedAccounts,
   requireAuth,
 } from '@cs/koa';
@@ -27,7 +28,7 @@ export function uploadRoutes(
   router.post(
     ['/upload-url', '/api/upload-url'],
     requireAuth({ secret }),
-    refuseDeletedAccounts(accounts),
+    refuseDeletedAccountLinks(accounts),
     failureMessage(messages.uploadUrlFailed),
     async (ctx) => {
       ctx.body = await uploads.issue(ctx.state.userId as string, readUploadRequest(bodyOf(ctx), rules));
@@ -51,6 +52,7 @@ export function multipartRoutes(
   const failed = failureMessage(messages.multipartFailed);
   const guard = [auth, failed] as const;
   const write = [auth, refuseDeletedAccounts(accounts), failed] as const;
+  const links = [auth, refuseDeletedAccountLinks(accounts), failed] as const;
 
   router.post(paths(''), ...write, async (ctx) => {
     ctx.status = 201;
@@ -59,7 +61,7 @@ export function multipartRoutes(
   router.get(paths('/:uploadId'), ...guard, async (ctx) => {
     ctx.body = await multipart.status(owner(ctx), readUploadId(ctx.params.uploadId as string));
   });
-  router.post(paths('/:uploadId/part-urls'), ...write, async (ctx) => {
+  router.post(paths('/:uploadId/part-urls'), ...links, async (ctx) => {
     const id = readUploadId(ctx.params.uploadId as string);
     ctx.body = await multipart.signParts(owner(ctx), id, readPartNumbers(bodyOf(ctx)));
   });

@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { FREE_FAILURES } from '../src/login-throttle';
-import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
+import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD } from './helpers';
 
-const PASSWORD = 'correct horse battery';
+const PASSWORD = TEST_PASSWORD;
 let h: IdentityHarness;
 
 beforeAll(async () => {
@@ -19,11 +19,7 @@ afterAll(async () => {
   await h.db.drop();
 });
 
-async function account(): Promise<{ email: string; token: string; userId: string }> {
-  const email = uniqueEmail('delete');
-  const res = await h.http.post('/api/auth/register').send({ email, password: PASSWORD }).expect(201);
-  return { email, token: res.body.token, userId: (jwt.decode(res.body.token) as { id: string }).id };
-}
+const account = () => registered(h, 'delete');
 
 const remove = (token: string, body: object) =>
   h.http.delete('/api/auth/account').set('Authorization', `Bearer ${token}`).send(body);

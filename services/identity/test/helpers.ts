@@ -51,3 +51,18 @@ export function uniqueEmail(tag = 'user'): string {
   counter += 1;
   return `${tag}-${process.pid}-${Date.now()}-${counter}@example.com`;
 }
+
+export const TEST_PASSWORD = 'correct horse battery';
+
+/** A registered account of its own: its address, token and id. */
+export async function registered(
+  h: IdentityHarness,
+  tag: string,
+): Promise<{ email: string; token: string; userId: string }> {
+  const email = uniqueEmail(tag);
+  const res = await h.http.post('/api/auth/register').send({ email, password: TEST_PASSWORD }).expect(201);
+  const { id } = JSON.parse(Buffer.from(String(res.body.token).split('.')[1] ?? '', 'base64url').toString()) as {
+    id: string;
+  };
+  return { email, token: res.body.token, userId: id };
+}

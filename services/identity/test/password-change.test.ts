@@ -2,9 +2,9 @@ import { TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { FREE_FAILURES } from '../src/login-throttle';
-import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
+import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD } from './helpers';
 
-const PASSWORD = 'correct horse battery';
+const PASSWORD = TEST_PASSWORD;
 let h: IdentityHarness;
 
 beforeAll(async () => {
@@ -14,11 +14,7 @@ afterAll(async () => {
   await h.db.drop();
 });
 
-async function account(): Promise<{ email: string; token: string; userId: string }> {
-  const email = uniqueEmail('change');
-  const res = await h.http.post('/api/auth/register').send({ email, password: PASSWORD }).expect(201);
-  return { email, token: res.body.token, userId: (jwt.decode(res.body.token) as { id: string }).id };
-}
+const account = () => registered(h, 'change');
 
 const change = (token: string, body: object) =>
   h.http.put('/api/auth/password').set('Authorization', `Bearer ${token}`).send(body);
