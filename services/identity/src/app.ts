@@ -5,7 +5,7 @@ import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
 import { createLoginThrottle } from './login-throttle';
-import { createMailer, type Mailer } from './mailer';
+import type { Mailer } from './mailer';
 import { userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { authRoutes } from './routes';
@@ -65,5 +65,3 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   });
   return { app, throttle, resets, deletions };
 }
-
-export { createMailer };

@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
-import { trusted } from '@cs/mongo';
+import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 
@@ -77,7 +77,7 @@ async function upsert(write: () => Promise<unknown>): Promise<void> {
   try {
     await write();
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
     await write();
   }
 }

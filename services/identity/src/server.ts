@@ -1,7 +1,8 @@
 import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
-import { createApp, createMailer } from './app';
+import { createApp } from './app';
 import { readConfig } from './config';
+import { createMailer } from './mailer';
 
 const TEN_MINUTES = 10 * 60_000;
 

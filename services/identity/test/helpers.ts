@@ -1,7 +1,8 @@
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import type { AccountDeletions } from '../src/account-deletions';
-import { createApp, createMailer } from '../src/app';
+import { createApp } from '../src/app';
 import type { LoginThrottle } from '../src/login-throttle';
+import { createMailer } from '../src/mailer';
 import { type UserModel, userModel } from '../src/model';
 
 /** Nothing listens here: what identity sends to posts, notes and files is refused at once. */
