@@ -95,11 +95,18 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
   }
 }
 
+/**
+ * The address the current screen was rendered for, as it stands after rendering: a screen may
+ * rewrite it (the set-password screen takes its token out).
+ */
+let rendered: string | undefined;
+
 function render(): void {
   const [path = '/', search = ''] = location.hash.replace(/^#/, '').split('?');
   renderNav(path || '/');
   replaceChildren(view, screen(path || '/', new URLSearchParams(search)));
   view.focus({ preventScroll: true });
+  rendered = location.hash;
 }
 
 onSessionExpired((message) => {
@@ -108,5 +115,9 @@ onSessionExpired((message) => {
   go('#/login');
 });
 
-window.addEventListener('hashchange', render);
+// Two address changes in one task queue two events that both find the latest address. Render it
+// once: the second would render the set-password screen again, after its token has been taken out.
+window.addEventListener('hashchange', () => {
+  if (location.hash !== rendered) render();
+});
 render();
