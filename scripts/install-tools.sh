@@ -4,11 +4,15 @@
 #   versitygw  versitygw (POSIX backend), by go install of its pinned tag
 #   mailpit    Mailpit (an SMTP server with an HTTP API to read the mail back; its web UI is
 #              embedded), by go install of its pinned tag: where password-reset e-mails land
+#   jaeger     Jaeger v2 all-in-one (`install-tools.sh jaeger` only: the tracing tests need it,
+#              `npm start` does not), built from its pinned module: about four minutes
 # Needs only the Go toolchain and the Go module proxy. Idempotent; safe to run concurrently.
 set -euo pipefail
 
 VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.8.0}"
 MAILPIT_VERSION="${MAILPIT_VERSION:-v1.27.11}"
+# Jaeger's v2 binary (cmd/jaeger) is tagged with the module's v1 numbers.
+JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$root/.tools/bin"
@@ -43,4 +47,14 @@ if [ ! -x "$bin/mailpit" ] || [ "$(cat "$bin/.mailpit-version" 2>/dev/null)" != 
   GOBIN="$bin" go install -ldflags "-X github.com/axllent/mailpit/config.Version=$MAILPIT_VERSION" \
     "github.com/axllent/mailpit@$MAILPIT_VERSION"
   echo "$MAILPIT_VERSION" >"$bin/.mailpit-version"
+fi
+
+if [ "${1:-}" = jaeger ] && { [ ! -x "$bin/jaeger" ] || [ "$(cat "$bin/.jaeger-version" 2>/dev/null)" != "$JAEGER_VERSION" ]; }; then
+  echo "install-tools: building Jaeger $JAEGER_VERSION (first run only, about four minutes)" >&2
+  # Its go.mod has replace directives, which `go install pkg@version` refuses: build inside the
+  # downloaded module instead, where they apply (the module cache is read-only; -o writes elsewhere).
+  dir="$(go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  (cd "$dir" && go build -trimpath -o "$bin/jaeger.tmp" ./cmd/jaeger)
+  mv "$bin/jaeger.tmp" "$bin/jaeger"
+  echo "$JAEGER_VERSION" >"$bin/.jaeger-version"
 fi

@@ -1,10 +1,12 @@
 import { messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
+import { metricsEnabled } from '@cs/telemetry';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
+import { httpMetrics, nameSpan, rateLimited } from './metrics';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
 import { createUpstreamProxy, markPrivate, readBody, type UpstreamProxy } from './proxy';
 import { sharedReadiness } from './readiness';
@@ -16,14 +18,17 @@ import { webClient } from './web';
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
-function limiter(perWindow: number, windowMs: number) {
+function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number) {
   if (perWindow <= 0) return (_req: Request, _res: Response, next: NextFunction) => next();
   return rateLimit({
     windowMs,
     limit: perWindow,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    handler: (_req, res) => sendError(res, 429, messages.tooManyRequests),
+    handler: (_req, res) => {
+      rateLimited.inc({ limit: name });
+      sendError(res, 429, messages.tooManyRequests);
+    },
   });
 }
 
@@ -56,8 +61,8 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
     ]),
   ) as Record<Upstream, UpstreamProxy>;
   const limits = {
-    auth: limiter(config.AUTH_RATE_LIMIT, config.RATE_WINDOW),
-    default: limiter(config.RATE_LIMIT, config.RATE_WINDOW),
+    auth: limiter('auth', config.AUTH_RATE_LIMIT, config.RATE_WINDOW),
+    default: limiter('default', config.RATE_LIMIT, config.RATE_WINDOW),
   };
   const origins = config.FRONTEND_ORIGIN.length > 0 ? [...config.FRONTEND_ORIGIN] : [`http://localhost:${config.PORT}`];
 
@@ -66,6 +71,8 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   app.use(securityHeaders());
   app.use(requestId());
+  if (metricsEnabled()) app.use(httpMetrics());
+  app.use(nameSpan());
   app.use(accessLog(logger));
   app.use(dropInternalHeaders());
   app.use(

@@ -1,8 +1,9 @@
-import { type ConfigOf, env, hostSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, metricsSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   PORT: env.port(3000),
   ...hostSpec,
+  ...metricsSpec,
   JWT_SECRET: env.secret(32),
   LOG_LEVEL: env.logLevel(),
   IDENTITY_URL: env.url('http://127.0.0.1:4001'),

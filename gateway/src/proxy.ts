@@ -6,6 +6,7 @@ import { messages, notDelivered } from '@cs/errors';
 import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { createProxyMiddleware } from 'http-proxy-middleware';
+import { upstreamFailures, upstreamRetries } from './metrics';
 import { sendError } from './respond';
 
 export interface ProxyOptions {
@@ -217,6 +218,7 @@ export function createUpstreamProxy({
         if (delay !== undefined) {
           const state = attempts.get(req) as Attempts;
           state.count += 1;
+          upstreamRetries.inc({ upstream: name });
           // Each attempt adds the proxy's listeners to the client's response until it ends; a
           // request retried through a long window (about 30 attempts in 10 s) is not a leak.
           if (state.count >= 8) res.setMaxListeners(Math.max(res.getMaxListeners(), state.count + 8));
@@ -239,6 +241,7 @@ export function createUpstreamProxy({
           'upstream failed',
         );
         if (res.headersSent) return res.destroy();
+        upstreamFailures.inc({ upstream: name, status: timedOut ? 504 : 502 });
         sendError(res, timedOut ? 504 : 502, timedOut ? messages.upstreamTimeout : messages.upstreamUnavailable);
       },
     },

@@ -1,10 +1,13 @@
+// First: when tracing is on, it patches http as it loads.
+import '@cs/telemetry/start';
 import { ConfigError } from '@cs/config';
 import { runServer } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
+import { startMetrics, stopTracing } from '@cs/telemetry';
 import { createGateway } from './app';
 import { readConfig } from './config';
 
-function main(): void {
+async function main(): Promise<void> {
   let config: ReturnType<typeof readConfig>;
   try {
     config = readConfig();
@@ -14,11 +17,25 @@ function main(): void {
     process.exit(1);
   }
   const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
-  const app = createGateway(config, logger);
-  runServer({ app: { callback: () => app }, port: config.PORT, host: config.HOST, logger }).catch((err: unknown) => {
+  try {
+    // Before the app is built: it measures requests only when metrics are on.
+    const metrics = await startMetrics('gateway', config);
+    if (metrics) logger.info({ url: metrics.url }, 'metrics served');
+    const app = createGateway(config, logger);
+    await runServer({
+      app: { callback: () => app },
+      port: config.PORT,
+      host: config.HOST,
+      logger,
+      onClose: async () => {
+        await metrics?.close();
+        await stopTracing();
+      },
+    });
+  } catch (err) {
     logger.fatal({ err }, 'could not start');
     process.exit(1);
-  });
+  }
 }
 
-main();
+void main();

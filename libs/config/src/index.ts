@@ -139,6 +139,16 @@ export const hostSpec = {
   HOST: env.string('0.0.0.0'),
 };
 
+/**
+ * Where a process serves its Prometheus metrics: a listener of its own, never the public port.
+ * 0 (the default) turns metrics off. The host defaults to loopback; a deployment that scrapes
+ * across hosts sets it to an address only its private network reaches.
+ */
+export const metricsSpec = {
+  METRICS_PORT: env.port(0),
+  METRICS_HOST: env.string('127.0.0.1'),
+};
+
 /** Keys every service that verifies tokens shares. */
 export const jwtSpec = {
   JWT_SECRET: env.secret(32),

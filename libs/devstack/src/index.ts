@@ -1,3 +1,4 @@
+export * from './observability';
 export * from './process';
 export * from './servers';
 export * from './system';

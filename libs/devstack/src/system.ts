@@ -28,6 +28,8 @@ export interface SystemOptions {
   /** Extra environment for every process, then for one. */
   env?: Record<string, string>;
   processEnv?: Partial<Record<ProcessName, Record<string, string>>>;
+  /** Whether every process serves Prometheus metrics, each on a loopback port of its own. */
+  metrics?: boolean;
   /** Options for Node itself (before the entry script), for every process: `--trace-gc`, say. */
   nodeArgs?: string[];
   echo?: boolean;
@@ -39,6 +41,8 @@ export interface SystemProcess {
   logFile: string;
   port: number;
   url: string;
+  /** Its `/metrics`, when metrics are on. */
+  metricsUrl?: string;
   child: Child;
 }
 
@@ -71,6 +75,8 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const ports = {} as Record<ProcessName, number>;
   for (const name of SERVICES) ports[name] = await freePort();
   ports.gateway = options.gatewayPort ?? (await freePort());
+  const metricsPorts: Partial<Record<ProcessName, number>> = {};
+  if (options.metrics) for (const name of [...SERVICES, 'gateway'] as const) metricsPorts[name] = await freePort();
   const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
   const gatewayUrl = url('gateway');
   const frontendOrigin = options.frontendOrigin ?? `http://localhost:${ports.gateway}`;
@@ -124,15 +130,18 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const processes = {} as Record<ProcessName, SystemProcess>;
   const start = async (name: ProcessName): Promise<SystemProcess> => {
     const logFile = join(dataDir, 'logs', `${name}.log`);
+    const metricsPort = metricsPorts[name];
+    const metrics = metricsPort ? { METRICS_PORT: String(metricsPort), METRICS_HOST: LOOPBACK } : {};
     const child = spawnChild({
       name,
       command: process.execPath,
       args: [...NODE_FLAGS, ...(options.nodeArgs ?? []), join(REPO_ROOT, ENTRY[name])],
-      env: { ...common, ...envOf[name], PORT: String(ports[name]), ...options.processEnv?.[name] },
+      env: { ...common, ...envOf[name], PORT: String(ports[name]), ...metrics, ...options.processEnv?.[name] },
       logFile,
       echo,
     });
-    processes[name] = { name, logFile, port: ports[name], url: url(name), child };
+    const metricsUrl = metricsPort ? `http://${LOOPBACK}:${metricsPort}/metrics` : undefined;
+    processes[name] = { name, logFile, port: ports[name], url: url(name), metricsUrl, child };
     await waitFor(name, () => httpOk(`${url(name)}/healthz`), { child });
     return processes[name];
   };

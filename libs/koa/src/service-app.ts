@@ -1,5 +1,6 @@
 import { HttpError, messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
+import { metricsEnabled } from '@cs/telemetry';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { accessLog } from './access-log';
@@ -7,6 +8,7 @@ import type { AppState } from './context';
 import { errorHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 import { jsonBody } from './json-body';
+import { httpMetrics } from './metrics';
 import { requestId } from './request-id';
 
 export interface ServiceAppOptions {
@@ -17,8 +19,8 @@ export interface ServiceAppOptions {
 }
 
 /**
- * Every service's stack, in one order: request id → access log → errors → JSON body → health →
- * routes → JSON 404. A service only brings its routers and its readiness checks.
+ * Every service's stack, in one order: request id → metrics (when on) → access log → errors → JSON
+ * body → health → routes → JSON 404. A service only brings its routers and its readiness checks.
  */
 const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
 
@@ -26,6 +28,7 @@ export function createServiceApp({ logger, routers, readiness, bodyLimit }: Serv
   const app = new Koa<AppState>();
   app.silent = true;
   app.use(requestId());
+  if (metricsEnabled()) app.use(httpMetrics());
   app.use(accessLog({ logger }));
   app.use(errorHandler({ logger }));
   app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));

@@ -1,8 +1,10 @@
 /**
  * Structured JSON logs (pino). Request bodies are never logged, and every field that could carry
- * a credential is redacted as a second line of defence.
+ * a credential is redacted as a second line of defence. When tracing is on (`@cs/telemetry`), a
+ * line written inside a traced request carries its `traceId` and `spanId`.
  */
 import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import pino from 'pino';
 
 export type Logger = pino.Logger;
@@ -34,8 +36,19 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
     base: { service: name },
     redact: { paths: REDACT, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+const NONE = {};
+
+/** The active span's ids; none without tracing (no span is ever active then). */
+function traceFields(): object {
+  const span = trace.getActiveSpan();
+  if (!span) return NONE;
+  const { traceId, spanId } = span.spanContext();
+  return { traceId, spanId };
 }
 
 /** Request ids we accept from a caller: short, and nothing that could split a header or a log line. */

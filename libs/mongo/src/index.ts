@@ -21,8 +21,11 @@
  * does not fit in the 2 s promise, so retryReads is off. What the retry would have saved, a read
  * on a connection the restarted server reset, costs one 503: the pool is cleared on that error.
  */
+
+import { metricsEnabled } from '@cs/telemetry';
 import mongoose, { type Connection } from 'mongoose';
 import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
+import { watchDatabase } from './metrics';
 import { sleep } from './sleep';
 
 export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
@@ -47,6 +50,8 @@ export interface MongoOptions {
 mongoose.set('sanitizeFilter', true);
 mongoose.set('strictQuery', true);
 
+const MAX_POOL_SIZE = 20;
+
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
   const {
@@ -69,8 +74,12 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       retryReads: false,
       bufferCommands: false,
       autoIndex: true,
-      maxPoolSize: 20,
+      maxPoolSize: MAX_POOL_SIZE,
+      // Command events, for the database's metrics; off, the driver does not build them.
+      monitorCommands: metricsEnabled(),
     });
+    // Before the first connection opens, so the pool's counts start from it.
+    if (metricsEnabled()) watchDatabase(connection, MAX_POOL_SIZE);
     try {
       await connection.asPromise();
       return connection;

@@ -1,15 +1,20 @@
 /**
  * How every service boots: read and check config (a bad one stops the boot naming the key),
  * connect to its database with retry, build the app, listen, and on SIGTERM drain and close.
+ * Metrics, when configured, are served on their own port from before the database connects;
+ * tracing (`@cs/telemetry/start`, the server's first import) sends its last spans at the end.
  */
 import { ConfigError } from '@cs/config';
 import { type HttpApp, runServer } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
 import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
+import { startMetrics, stopTracing } from '@cs/telemetry';
 
 export interface BaseConfig {
   readonly PORT: number;
   readonly HOST: string;
+  readonly METRICS_PORT: number;
+  readonly METRICS_HOST: string;
   readonly MONGO_URL: string;
   readonly LOG_LEVEL: string;
 }
@@ -43,6 +48,8 @@ export async function runService<C extends BaseConfig>({
   }
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   try {
+    const metrics = await startMetrics(name, config);
+    if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const connection = await connectMongo(config.MONGO_URL, {
       onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
     });
@@ -59,6 +66,8 @@ export async function runService<C extends BaseConfig>({
       onClose: async () => {
         await onClose?.();
         await connection.close();
+        await metrics?.close();
+        await stopTracing();
       },
     });
   } catch (err) {

@@ -22,6 +22,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { HttpError, isUnavailable } from '@cs/errors';
+import { counter, histogram, metricsEnabled } from '@cs/telemetry';
 
 export interface StorageSettings {
   /** Where this process reaches storage. */
@@ -112,6 +113,53 @@ export function mapStorageError(err: unknown): HttpError {
   return new HttpError(500, storageMessages.failed, { cause: err, expose: true });
 }
 
+/** An error's kind, for the storage metrics: a few kinds an operator can act on. */
+function errorKind(err: unknown): string {
+  const { name } = (err ?? {}) as SdkError;
+  if (name && NOT_FOUND.has(name)) return 'not_found';
+  if (name === NO_SUCH_UPLOAD) return 'no_such_upload';
+  const mapped = mapStorageError(err);
+  if (mapped.status === 503) return 'unavailable';
+  return name && MISCONFIGURED.has(name) ? 'misconfigured' : 'failed';
+}
+
+/**
+ * Times every call the client sends (its retries included) into
+ * `storage_operation_duration_seconds`, and counts failures by kind. Presigning sends nothing and
+ * is not counted (the presigner runs the client's stack up to signing).
+ */
+function measure(s3: S3Client): S3Client {
+  const duration = histogram(
+    'storage_operation_duration_seconds',
+    'Object storage calls, retries included, by operation and outcome.',
+    ['operation', 'outcome'],
+  );
+  const errors = counter('storage_errors_total', 'Object storage calls that failed, by operation and kind.', [
+    'operation',
+    'kind',
+  ]);
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const started = process.hrtime.bigint();
+      const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+      try {
+        const result = await next(args);
+        // A presigned link passes through the same stack and stops before sending anything.
+        if (!(result.output as { presigned?: unknown }).presigned)
+          duration.observe({ operation, outcome: 'ok' }, seconds());
+        return result;
+      } catch (err) {
+        duration.observe({ operation, outcome: 'error' }, seconds());
+        errors.inc({ operation, kind: errorKind(err) });
+        throw err;
+      }
+    },
+    { step: 'initialize', name: 'storageMetrics' },
+  );
+  return s3;
+}
+
 function client(settings: StorageSettings, endpoint: string): S3Client {
   return new S3Client({
     endpoint,
@@ -136,6 +184,7 @@ export class ObjectStorage {
   constructor(settings: StorageSettings) {
     this.bucket = settings.bucket;
     this.s3 = client(settings, settings.endpoint);
+    if (metricsEnabled()) measure(this.s3);
     this.signer =
       settings.publicEndpoint && settings.publicEndpoint !== settings.endpoint
         ? client(settings, settings.publicEndpoint)

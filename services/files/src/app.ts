@@ -7,7 +7,7 @@ import { uploadModel } from './model';
 import { createMultipart } from './multipart';
 import { createRecords } from './records';
 import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
-import { createUploads } from './uploads';
+import { createUploads, sweeperFailures, sweeperRemoved } from './uploads';
 
 export interface Deps {
   config: Config;
@@ -73,8 +73,16 @@ export async function createApp({ config, connection, logger }: Deps) {
  * released records past their retention. The server runs it every SWEEP_INTERVAL.
  */
 export async function sweepOnce(uploads: ReturnType<typeof createUploads>, logger: Logger): Promise<void> {
-  const released = await uploads.sweep();
-  const unclaimed = await uploads.sweepUnclaimed();
-  const purged = await uploads.purge();
-  if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
+  try {
+    const released = await uploads.sweep();
+    sweeperRemoved.inc({ kind: 'stale' }, released);
+    const unclaimed = await uploads.sweepUnclaimed();
+    sweeperRemoved.inc({ kind: 'unclaimed' }, unclaimed);
+    const purged = await uploads.purge();
+    sweeperRemoved.inc({ kind: 'purged' }, purged);
+    if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
+  } catch (err) {
+    sweeperFailures.inc();
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
@@ -16,6 +16,7 @@ export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4004),
   ...hostSpec,
+  ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   S3_ENDPOINT: env.url(),

@@ -15,6 +15,7 @@ import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
+import { counter } from '@cs/telemetry';
 import type { UploadModel, UploadRecord } from './model';
 import type { Read, Records } from './records';
 import { messages } from './schemas';
@@ -38,6 +39,17 @@ export interface IssuedUpload {
   headers: Record<string, string>;
   expiresIn: number;
 }
+
+/** What the sweeper removed, by kind; and its failures (a pass or one record that stopped on an error). */
+export const sweeperRemoved = counter(
+  'files_sweeper_removed_total',
+  'What the sweeper removed: stale (issued keys never attached, and releases it finished), unclaimed (objects no record names) and purged (released records past their retention).',
+  ['kind'],
+);
+export const sweeperFailures = counter(
+  'files_sweeper_failures_total',
+  'Sweeper passes, or single records, that stopped on an error; the next pass retries them.',
+);
 
 /** How long a worker holds a record it is releasing before the sweeper may take it over. */
 const LEASE_MS = 60_000;
@@ -225,6 +237,7 @@ export function createUploads({
             taken += 1;
             released += 1;
           } catch (err) {
+            sweeperFailures.inc();
             logger.warn({ err, key: record.key }, 'sweeper could not delete an object; will retry');
             return released;
           }

@@ -62,8 +62,8 @@ export interface AccountDeletions {
   deliverSoon(userId: string): void;
   /** Delivers due entries (at most `limit`); returns how many were finished. */
   drain(limit?: number): Promise<number>;
-  /** How many deletions are not confirmed by every owner yet. */
-  backlog(): Promise<number>;
+  /** How many deletions are not confirmed by every owner yet, and since when the oldest waits. */
+  backlog(): Promise<{ entries: number; oldest?: Date }>;
 }
 
 export function createAccountDeletions({
@@ -159,6 +159,12 @@ export function createAccountDeletions({
       return done;
     },
 
-    backlog: () => deletions.countDocuments(),
+    async backlog() {
+      const [entries, oldest] = await Promise.all([
+        deletions.countDocuments(),
+        deletions.findOne().sort({ createdAt: 1 }).select('createdAt').lean<Pick<DeletionRecord, 'createdAt'>>(),
+      ]);
+      return { entries, oldest: oldest?.createdAt };
+    },
   };
 }

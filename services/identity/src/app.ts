@@ -1,6 +1,7 @@
 import { createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, isMongoReady } from '@cs/mongo';
+import { watchOutbox } from '@cs/telemetry';
 import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
@@ -51,6 +52,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     timeoutMs: config.DELETION_TIMEOUT,
     logger,
   });
+  watchOutbox('account_deletions', () => deletions.backlog());
   const accounts = createAccounts({
     users,
     tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },

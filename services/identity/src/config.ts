@@ -1,9 +1,10 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4001),
   ...hostSpec,
+  ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   /** The contract's cost factor is 12; only tests lower it, and only through this key. */

@@ -1,6 +1,7 @@
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
+import { watchOutbox } from '@cs/telemetry';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
 import { noteModel, pendingReleaseModel } from './model';
@@ -26,6 +27,7 @@ export async function createApp({ config, connection, logger }: Deps) {
   });
   const secret = config.JWT_SECRET;
   const outbox = createReleaseOutbox({ pending, notes, files, turns, secret, logger });
+  watchOutbox('note_releases', () => outbox.backlog());
   const domain = createNotes({ notes, files, outbox, turns });
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({

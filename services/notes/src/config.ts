@@ -1,9 +1,10 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
   PORT: env.port(4003),
   ...hostSpec,
+  ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   FILES_URL: env.url('http://127.0.0.1:4004'),

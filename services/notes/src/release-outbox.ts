@@ -99,6 +99,15 @@ export function createReleaseOutbox({
         .catch((err: unknown) => logger.warn({ err }, 'immediate release failed; the outbox will retry'));
     },
 
+    /** How many releases wait, and since when the oldest does. */
+    async backlog(): Promise<{ entries: number; oldest?: Date }> {
+      const [entries, oldest] = await Promise.all([
+        pending.countDocuments(),
+        pending.findOne().sort({ createdAt: 1 }).select('createdAt').lean<Pick<PendingRelease, 'createdAt'>>(),
+      ]);
+      return { entries, oldest: oldest?.createdAt };
+    },
+
     /** Processes due entries (at most `limit`), oldest first; returns how many were released or dropped. */
     async drain(limit = 100): Promise<number> {
       let done = 0;

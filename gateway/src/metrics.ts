@@ -1,0 +1,69 @@
+/**
+ * The gateway's metrics. Requests are labelled by the contract's route templates (the OpenAPI
+ * document's paths: `/api/posts/{id}`), so the labels are the contract's, never a caller's path;
+ * anything else (the web client, the docs, unknown paths) is `other`. The hop's own troubles are
+ * counted by upstream: retries, and the 502s and 504s the gateway answered itself.
+ */
+import { openApiDocument } from '@cs/contract';
+import { counter, httpRequestDuration, statusClass } from '@cs/telemetry';
+import { trace } from '@opentelemetry/api';
+import type { NextFunction, Request, Response } from 'express';
+
+/** Literal paths before templated ones, so `/api/posts/my-posts` is not `/api/posts/{id}`. */
+const TEMPLATES = Object.keys(openApiDocument.paths)
+  .map((template) => ({
+    template,
+    params: (template.match(/\{/g) ?? []).length,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+  }))
+  .sort((a, b) => a.params - b.params);
+
+export function routeTemplate(path: string): string {
+  return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template ?? 'other';
+}
+
+export const upstreamRetries = counter(
+  'gateway_upstream_retries_total',
+  'Requests sent to an upstream again because the first attempt never reached it (restarting, replaced) or met a reset on a reused connection.',
+  ['upstream'],
+);
+export const upstreamFailures = counter(
+  'gateway_upstream_failures_total',
+  'Answers the gateway gave itself for an upstream: 502 (could not reach it or the connection broke) or 504 (no answer in time).',
+  ['upstream', 'status'],
+);
+export const rateLimited = counter('gateway_rate_limited_total', 'Requests refused with 429 by a rate limit.', [
+  'limit',
+]);
+
+/** Times every request by route template; one that the client gave up on is `aborted`. */
+export function httpMetrics() {
+  const duration = httpRequestDuration();
+  return function httpMetrics(req: Request, res: Response, next: NextFunction) {
+    const started = process.hrtime.bigint();
+    res.once('close', () => {
+      duration.observe(
+        {
+          method: req.method,
+          route: routeTemplate(req.path),
+          status_class: res.writableFinished ? statusClass(res.statusCode) : 'aborted',
+        },
+        Number(process.hrtime.bigint() - started) / 1e9,
+      );
+    });
+    next();
+  };
+}
+
+/** Names the request's span after its route template, when tracing is on (else no span is active). */
+export function nameSpan() {
+  return function nameSpan(req: Request, _res: Response, next: NextFunction) {
+    const span = trace.getActiveSpan();
+    if (span) {
+      const route = routeTemplate(req.path);
+      span.setAttribute('http.route', route);
+      span.updateName(`${req.method} ${route}`);
+    }
+    next();
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * What an operator sees, read back from real backends: Debian's Prometheus scraping every process
+ * of a running system, and Jaeger (v2, built from the Go module proxy) receiving its spans over
+ * OTLP. Counts equal the traffic sent; the notes outbox shows a backlog while files is stopped and
+ * none once it is back; a thousand distinct ids add no series; one note created with an attachment
+ * is one trace across the gateway, notes and files, their database and storage calls included.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type ProcessName,
+  type RunningJaeger,
+  type RunningServer,
+  type RunningSystem,
+  startJaeger,
+  startPrometheus,
+} from '@cs/devstack';
+import { startTestSystem } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+let system: RunningSystem;
+let prometheus: RunningServer;
+let jaeger: RunningJaeger;
+const PROCESSES: ProcessName[] = ['gateway', 'identity', 'posts', 'notes', 'files'];
+
+beforeAll(async () => {
+  const dataDir = `${process.env.TEST_DATA_DIR ?? '.data/test'}/observability-${randomBytes(3).toString('hex')}`;
+  jaeger = await startJaeger({ dataDir });
+  system = await startTestSystem({
+    metrics: true,
+    env: {
+      AUTH_RATE_LIMIT: '0',
+      RATE_LIMIT: '0',
+      OUTBOX_INTERVAL: '500ms',
+      OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl,
+      // Spans leave within a fifth of a second, instead of five.
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    },
+  });
+  prometheus = await startPrometheus({
+    dataDir,
+    targets: Object.fromEntries(PROCESSES.map((name) => [name, [system.processes[name].metricsUrl ?? '']])),
+  });
+}, 120_000);
+afterAll(async () => {
+  await Promise.all([system?.stop(), prometheus?.stop(), jaeger?.stop()]);
+});
+
+async function call(method: string, path: string, { token, body, headers = {} }: CallOptions = {}) {
+  const res = await fetch(`${system.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      ...headers,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}
+interface CallOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+async function register(): Promise<string> {
+  const email = `ops-${randomBytes(5).toString('hex')}@example.com`;
+  const res = await call('POST', '/api/auth/register', { body: { email, password: 'a fine password' } });
+  expect(res.status).toBe(201);
+  return res.body.token as string;
+}
+
+/** An object put straight to storage through a link, as a client does: its key. */
+async function upload(token: string): Promise<string> {
+  const bytes = Buffer.from('what the note holds\n');
+  const link = await call('POST', '/api/upload-url', {
+    token,
+    body: { contentType: 'text/plain', filename: 'a.txt', size: bytes.length },
+  });
+  expect(link.status).toBe(200);
+  const put = await fetch(link.body.url as string, {
+    method: 'PUT',
+    headers: link.body.headers as Record<string, string>,
+    body: bytes,
+  });
+  expect(put.status).toBe(200);
+  return link.body.key as string;
+}
+
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** An instant query through Prometheus's HTTP API. */
+async function query(promql: string): Promise<Sample[]> {
+  const res = await fetch(`${prometheus.url}/api/v1/query?query=${encodeURIComponent(promql)}`);
+  const body = (await res.json()) as { status: string; data: { result: Sample[] } };
+  expect(body.status).toBe('success');
+  return body.data.result;
+}
+
+/** Waits until `probe` holds, checked against Prometheus every 250 ms; fails with the last answer. */
+async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (holds(value) || Date.now() > deadline) return value;
+    await sleep(250);
+  }
+}
+
+/** Request counts by process, method, route and status class, as Prometheus holds them. */
+async function requestCounts(routes: RegExp): Promise<Record<string, number>> {
+  const samples = await query('sum by (job, method, route, status_class) (http_server_request_duration_seconds_count)');
+  const counts: Record<string, number> = {};
+  for (const { metric, value } of samples) {
+    if (!routes.test(metric.route ?? '')) continue;
+    counts[`${metric.job} ${metric.method} ${metric.route} ${metric.status_class}`] = Number(value[1]);
+  }
+  return counts;
+}
+
+describe('metrics, scraped by Prometheus', () => {
+  it('when known traffic is sent, then the request counts per process and route equal it', async () => {
+    const token = await register();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const made = await call('POST', '/api/posts', {
+        token,
+        body: { title: `counted ${i}`, body: 'a body of ten or more', tags: ['counted'] },
+      });
+      expect(made.status).toBe(201);
+      ids.push(made.body._id as string);
+    }
+    for (const id of ids.slice(0, 3)) expect((await call('GET', `/api/posts/${id}`, { token })).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await call('GET', '/api/posts?tag=counted')).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await call('GET', '/api/posts/not-an-id')).status).toBe(400);
+    for (let i = 0; i < 6; i++) expect((await call('GET', `/api/nowhere/${i}`)).status).toBe(404);
+
+    const expected = {
+      'gateway POST /api/posts 2xx': 5,
+      'gateway GET /api/posts/{id} 2xx': 3,
+      'gateway GET /api/posts 2xx': 4,
+      'gateway GET /api/posts/{id} 4xx': 2,
+      'gateway GET other 4xx': 6,
+      'posts POST /api/posts 2xx': 5,
+      'posts GET /api/posts/:id 2xx': 3,
+      'posts GET /api/posts 2xx': 4,
+      'posts GET /api/posts/:id 4xx': 2,
+    };
+    const counts = await eventually(
+      () => requestCounts(/^(?:\/api\/posts|other)/),
+      (found) => Object.entries(expected).every(([series, n]) => (found[series] ?? 0) >= n),
+    );
+    expect(counts).toEqual(expected);
+    // A path no route matched never became a label, at the gateway or anywhere.
+    const labels = await query('count by (route) (http_server_request_duration_seconds_count)');
+    expect(labels.map((s) => s.metric.route).filter((r) => r?.includes('nowhere'))).toEqual([]);
+  });
+
+  it('when files is stopped, then the notes outbox shows its backlog, and none once files is back', async () => {
+    const token = await register();
+    const key = await upload(token);
+    const note = await call('POST', '/api/notes', { token, body: { title: 'to release', attachmentKey: key } });
+    expect(note.status).toBe(201);
+    const depth = async () => Number((await query('outbox_entries{outbox="note_releases"}'))[0]?.value[1] ?? NaN);
+    const age = async () =>
+      Number((await query('outbox_oldest_entry_age_seconds{outbox="note_releases"}'))[0]?.value[1] ?? NaN);
+    expect(await eventually(depth, (d) => d === 0)).toBe(0);
+
+    await system.processes.files.child.stop();
+    try {
+      expect((await call('DELETE', `/api/notes/${note.body._id}`, { token })).status).toBe(204);
+      expect(await eventually(depth, (d) => d >= 1)).toBe(1);
+      expect(await eventually(age, (a) => a >= 1)).toBeGreaterThanOrEqual(1);
+    } finally {
+      await system.start('files');
+    }
+    expect(await eventually(depth, (d) => d === 0)).toBe(0);
+    expect(await eventually(age, (a) => a === 0)).toBe(0);
+  });
+});
+
+describe('labels', () => {
+  /** Every series of every process's own metrics (not Node's), as its endpoint serves them. */
+  async function seriesCount(): Promise<number> {
+    let total = 0;
+    for (const name of PROCESSES) {
+      const text = await (await fetch(system.processes[name].metricsUrl ?? '')).text();
+      total += text.split('\n').filter((line) => /^(?:http_|db_|storage_|gateway_|outbox_|files_)/.test(line)).length;
+    }
+    return total;
+  }
+
+  it('when a thousand distinct ids are requested, then the number of series does not grow', async () => {
+    const token = await register();
+    const id = () => randomBytes(12).toString('hex');
+    const round = (n: number) =>
+      Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          const kind = i % 4;
+          const path =
+            kind === 0
+              ? `/api/posts/${id()}`
+              : kind === 1
+                ? `/api/notes/${id()}`
+                : kind === 2
+                  ? `/api/posts/${id()}x`
+                  : `/api/${id()}/${id()}`;
+          const res = await call('GET', path, kind === 1 ? { token } : {});
+          expect(res.status).toBe(kind === 2 ? 400 : 404);
+        }),
+      );
+    // One of each first: a route and status class seen for the first time is a new series.
+    await round(8);
+    const before = await seriesCount();
+    for (let i = 0; i < 10; i++) await round(100);
+    expect(await seriesCount()).toBe(before);
+    expect(before).toBeGreaterThan(0);
+  });
+});
+
+interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  processID: string;
+  references: { refType: string; spanID: string }[];
+  tags: { key: string; value: unknown }[];
+}
+interface JaegerTrace {
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string }>;
+}
+
+describe('traces, stored by Jaeger', () => {
+  it('when a note is created with an attachment, then one trace holds the gateway, notes, files, and their database and storage calls, each under its caller', async () => {
+    const token = await register();
+    const key = await upload(token);
+    // The client starts the trace: W3C trace context on the request, as a browser SDK sends it.
+    const traceId = randomBytes(16).toString('hex');
+    const clientSpan = randomBytes(8).toString('hex');
+    const note = await call('POST', '/api/notes', {
+      token,
+      body: { title: 'traced', attachmentKey: key },
+      headers: { traceparent: `00-${traceId}-${clientSpan}-01` },
+    });
+    expect(note.status).toBe(201);
+
+    const read = async (): Promise<JaegerTrace | undefined> => {
+      const res = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
+      if (res.status !== 200) return undefined;
+      return ((await res.json()) as { data: JaegerTrace[] }).data[0];
+    };
+    const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
+    const serviceOf = (t: JaegerTrace, span: JaegerSpan) => t.processes[span.processID]?.serviceName;
+    const isDb = (span: JaegerSpan) =>
+      tag(span, 'db.system') === 'mongodb' || tag(span, 'db.system.name') === 'mongodb';
+    const isStorage = (span: JaegerSpan) => tag(span, 'rpc.service') === 'S3';
+    const complete = (t: JaegerTrace | undefined) =>
+      Boolean(
+        t &&
+          ['gateway', 'notes', 'files'].every((s) => t.spans.some((span) => serviceOf(t, span) === s)) &&
+          t.spans.some((span) => serviceOf(t, span) === 'files' && isStorage(span)) &&
+          t.spans.some((span) => serviceOf(t, span) === 'notes' && isDb(span)) &&
+          t.spans.some((span) => serviceOf(t, span) === 'files' && isDb(span)),
+      );
+    const trace = await eventually(read, complete);
+    if (!trace) throw new Error('Jaeger has no trace of the request');
+    expect(complete(trace)).toBe(true);
+
+    const byId = new Map(trace.spans.map((span) => [span.spanID, span]));
+    const parentOf = (span: JaegerSpan) => span.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
+    /** The services a span's ancestry passes through, from it up to the root. */
+    const lineage = (span: JaegerSpan): string[] => {
+      const services: string[] = [];
+      for (let at: JaegerSpan | undefined = span; at; at = byId.get(parentOf(at) ?? '')) {
+        const service = serviceOf(trace, at) ?? '?';
+        if (services.at(-1) !== service) services.push(service);
+      }
+      return services;
+    };
+
+    // One root, the gateway's server span, whose parent is the client's span; every other span's
+    // parent is in the trace.
+    const roots = trace.spans.filter((span) => !byId.has(parentOf(span) ?? ''));
+    expect(roots.map((span) => [serviceOf(trace, span), parentOf(span), span.operationName])).toEqual([
+      ['gateway', clientSpan, 'POST /api/notes'],
+    ]);
+    for (const span of trace.spans) {
+      const service = serviceOf(trace, span);
+      const expected =
+        service === 'gateway'
+          ? ['gateway']
+          : service === 'notes'
+            ? ['notes', 'gateway']
+            : ['files', 'notes', 'gateway'];
+      expect([span.operationName, lineage(span)]).toEqual([span.operationName, expected]);
+    }
+    // The storage call is files' (the claim checks the object), under files' server span.
+    const storage = trace.spans.filter(isStorage);
+    expect(storage.length).toBeGreaterThan(0);
+  });
+});

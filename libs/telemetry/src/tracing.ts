@@ -1,0 +1,97 @@
+/**
+ * OpenTelemetry traces, configured the standard way (`OTEL_*` variables, read by the SDK) and off
+ * unless an exporter is configured: `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces form) or
+ * `OTEL_TRACES_EXPORTER`. Off, the SDK is never even loaded.
+ *
+ * On, a span covers each HTTP hop, server and client side (the gateway's proxy and notes' calls
+ * to files go through Node's http and fetch), each Koa route, each database command
+ * and each storage call; W3C trace context (`traceparent`) is sent on every outgoing call. Only
+ * traces are exported: metrics are Prometheus's (`metrics.ts`), and logs stay on stdout, carrying
+ * the trace id (`@cs/log`).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+type Env = Record<string, string | undefined>;
+
+export function tracingConfigured(env: Env = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
+  if (exporter === 'none') return false;
+  return Boolean(exporter || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/**
+ * The process's service name when `OTEL_SERVICE_NAME` does not give one: its package's name
+ * without the scope (`@cs/notes` → `notes`), read from the package.json above the main module.
+ */
+function serviceNameOfMain(): string {
+  let dir = require.main ? dirname(require.main.filename) : process.cwd();
+  for (let depth = 0; depth < 5; depth++) {
+    try {
+      const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
+      if (name) return name.replace(/^@[^/]+\//, '');
+    } catch {
+      // not here: one directory up
+    }
+    dir = dirname(dir);
+  }
+  return 'content-service';
+}
+
+interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+let running: Tracing | undefined;
+
+/**
+ * Starts the SDK when tracing is configured. Must run before http, express, koa, mongodb and the
+ * S3 client are first loaded, since instrumentations patch modules as they load: servers import
+ * `@cs/telemetry/start` first.
+ */
+export function startTracing(env: Env = process.env): Tracing | undefined {
+  if (running || !tracingConfigured(env)) return running;
+  // Traces only, unless the operator asks for more.
+  env.OTEL_LOGS_EXPORTER ??= 'none';
+  env.OTEL_METRICS_EXPORTER ??= 'none';
+  env.OTEL_SERVICE_NAME ??= serviceNameOfMain();
+  // Loaded here, so a process without tracing never pays for the SDK's modules.
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { UndiciInstrumentation } =
+    require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  const { KoaInstrumentation, KoaLayerType } =
+    require('@opentelemetry/instrumentation-koa') as typeof import('@opentelemetry/instrumentation-koa');
+  const { MongoDBInstrumentation } =
+    require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
+  const { AwsInstrumentation } =
+    require('@opentelemetry/instrumentation-aws-sdk') as typeof import('@opentelemetry/instrumentation-aws-sdk');
+
+  const sdk = new NodeSDK({
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes are not requests anyone wants a trace of.
+        ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz)\b/.test(req.url ?? ''),
+      }),
+      new UndiciInstrumentation(),
+      // Only the routes: a span per middleware would bury the hop in noise. (The gateway names its
+      // server span after the route template itself; Express's instrumentation would add only
+      // middleware spans.)
+      new KoaInstrumentation({ ignoreLayersType: [KoaLayerType.MIDDLEWARE] }),
+      // Statements are left out: they carry what users wrote.
+      new MongoDBInstrumentation({ enhancedDatabaseReporting: false }),
+      new AwsInstrumentation({ suppressInternalInstrumentation: true }),
+    ],
+  });
+  sdk.start();
+  running = { shutdown: () => sdk.shutdown() };
+  return running;
+}
+
+/** Sends the spans still queued; servers call it after draining, before they exit. */
+export async function stopTracing(): Promise<void> {
+  await running?.shutdown().catch(() => undefined);
+  running = undefined;
+}
