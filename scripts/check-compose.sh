@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validates docker-compose.yml for the older client too: Debian's docker-compose 1.29 parses and
-# interpolates it (`config`), also with the optional `mail` profile, and must refuse it when
+# interpolates it (`config`), also with the optional `mail` and `ops` profiles, and must refuse it when
 # JWT_SECRET is missing. Compose v2 builds and runs it in scripts/compose-e2e.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,6 +30,20 @@ mail_ports="$(sed -n '/^  mail:/,/^  [a-z]/{/^    ports:/,/^    [a-z]/p}' <<<"$c
 [ -n "$mail_ports" ] && ! grep -vqE '^ +- 127\.0\.0\.1:' <<<"$mail_ports" ||
   { echo "check-compose: the mail service must publish on 127.0.0.1 only: $mail_ports" >&2; exit 1; }
 echo "check-compose: the mail profile is valid, its UI on loopback only"
+
+# The `ops` profile: metrics stay on the Compose network (no published 9464 anywhere), and the
+# UIs of Prometheus and Jaeger (no login) are published on loopback only.
+config="$(docker-compose --profile ops --env-file "$env_ok" -f docker-compose.yml config)"
+if grep -nE '^ +- .*9464' <<<"$config"; then
+  echo "check-compose: a metrics port (9464) is published" >&2
+  exit 1
+fi
+for service in prometheus jaeger; do
+  published="$(sed -n "/^  $service:/,/^  [a-z]/{/^    ports:/,/^    [a-z]/p}" <<<"$config" | grep -E '^ +- ' || true)"
+  [ -n "$published" ] && ! grep -vqE '^ +- 127\.0\.0\.1:' <<<"$published" ||
+    { echo "check-compose: $service must publish on 127.0.0.1 only: $published" >&2; exit 1; }
+done
+echo "check-compose: the ops profile is valid; metrics unpublished, UIs on loopback only"
 
 if out="$(docker-compose --env-file "$env_missing" -f docker-compose.yml config -q 2>&1)"; then
   echo "check-compose: Compose accepted the file without JWT_SECRET" >&2

@@ -117,9 +117,14 @@ free_port() {
     attempt(50);'
 }
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
-gateway_port="$(free_port)"
-storage_port="$(free_port)"
-while [ "$storage_port" = "$gateway_port" ]; do storage_port="$(free_port)"; done
+# The published ports: the gateway, storage, and the `ops` profile's Prometheus and Jaeger UIs.
+taken=""
+for name in gateway_port storage_port prometheus_port jaeger_port; do
+  port="$(free_port)"
+  while [[ " $taken " == *" $port "* ]]; do port="$(free_port)"; done
+  taken="$taken $port"
+  printf -v "$name" '%s' "$port"
+done
 cat >"$COMPOSE_ENV_FILE" <<EOF
 JWT_SECRET=$(random_hex 32)
 S3_ACCESS_KEY_ID=e2e$(random_hex 4)
@@ -131,6 +136,10 @@ S3_PUBLIC_ENDPOINT=http://127.0.0.1:$storage_port
 FRONTEND_ORIGIN=http://127.0.0.1:$gateway_port
 AUTH_RATE_LIMIT=0
 RATE_LIMIT=0
+COMPOSE_PROFILES=ops
+OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:4318
+PROMETHEUS_PORT=$prometheus_port
+JAEGER_UI_PORT=$jaeger_port
 EOF
 
 # --- Images that no registry gives here --------------------------------------------------------
@@ -140,6 +149,8 @@ if [ "$pull" = 1 ]; then
   "$DOCKER" pull -q node:24-bookworm-slim || true
   "$DOCKER" pull -q "versity/versitygw:$(cat .tools/bin/.versitygw-version)" || true
   "$DOCKER" pull -q "axllent/mailpit:$(cat .tools/bin/.mailpit-version)" || true
+  "$DOCKER" pull -q prom/prometheus:v2.42.0 || true
+  "$DOCKER" pull -q jaegertracing/jaeger:2.13.0 || true
   if "$DOCKER" pull -q mongo:7; then
     export COMPOSE_FILE="docker-compose.yml"
     E2E_DATABASE="mongo:7"
@@ -152,6 +163,7 @@ say "project $COMPOSE_PROJECT_NAME, gateway 127.0.0.1:$gateway_port, storage 127
 # In the background and waited for, so that a SIGTERM to this script stops the checks and tears
 # down at once (bash runs a trap only after a foreground child has exited).
 GATEWAY_URL="http://127.0.0.1:$gateway_port" STORAGE_URL="http://127.0.0.1:$storage_port" \
+  PROMETHEUS_URL="http://127.0.0.1:$prometheus_port" JAEGER_URL="http://127.0.0.1:$jaeger_port" \
   E2E_DATABASE="$E2E_DATABASE" E2E_STARTED_AT="$started_ms" E2E_LOGS="$run_dir/logs" \
   node bench/dist/src/compose-e2e.js &
 checks=$!

@@ -5,7 +5,9 @@
  *  1. every image builds (size, build time) and runs as a non-root user (`id -u` inside);
  *  2. the stack comes up healthy, the bucket set-up completes, and the host reaches only the
  *     gateway's and storage's published ports;
- *  3. the whole user journey through those ports, bytes to storage and back included;
+ *  3. the whole user journey through those ports, bytes to storage and back included, and with
+ *     the `ops` profile on, Prometheus scraping every process over the Compose network (metrics
+ *     are published nowhere) and Jaeger holding traces of the gateway and the services;
  *  4. each service rebuilt and recreated alone under mixed traffic, without a failed request;
  *  5. posts scaled to three replicas under that traffic: every replica serves, nothing fails;
  *  6. a killed process is restarted by Docker, and `down` then `up` keeps every record and object;
@@ -26,6 +28,9 @@ import { type Outcome, SERVICE_OF, Traffic } from './traffic';
 const REPO_ROOT = join(__dirname, '..', '..', '..');
 const GATEWAY = need('GATEWAY_URL');
 const STORAGE = need('STORAGE_URL');
+/** The `ops` profile's Prometheus and Jaeger, published on loopback. */
+const PROMETHEUS = need('PROMETHEUS_URL');
+const JAEGER = need('JAEGER_URL');
 const OUT = process.env.E2E_OUT ?? join(REPO_ROOT, 'bench', 'results');
 /** Every container's whole log, kept after the container is gone. */
 const LOGS = process.env.E2E_LOGS ?? join(REPO_ROOT, '.data', 'compose-e2e', 'logs');
@@ -37,8 +42,10 @@ const DATABASE = process.env.E2E_DATABASE ?? 'mongo:7';
 const BUILT = ['identity', 'posts', 'notes', 'files', 'storage-setup', 'gateway'] as const;
 const BEHIND_GATEWAY = ['identity', 'posts', 'notes', 'files'] as const;
 const ALL_RUNNING = ['mongo', 'storage', ...BEHIND_GATEWAY, 'gateway'] as const;
-/** Container ports that must not be reachable from the host. */
-const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004];
+/** The optional `ops` profile, which the run turns on. */
+const OPS = ['prometheus', 'jaeger'] as const;
+/** Container ports that must not be reachable from the host: the database, the services, metrics. */
+const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004, 9464];
 
 const compose = new Compose();
 const project = need('COMPOSE_PROJECT_NAME');
@@ -144,7 +151,7 @@ async function buildImages(): Promise<void> {
   report.images = images;
 }
 
-// 2. Up, healthy, and only two ports published.
+// 2. Up, healthy, and only the gateway's and storage's ports published (and, on loopback, the ops UIs).
 async function up(): Promise<void> {
   const started = Date.now();
   await compose.exec(['up', '-d', '--wait']);
@@ -165,9 +172,16 @@ async function up(): Promise<void> {
   report.published = published;
   say(`published: ${JSON.stringify(published)}`);
   check(
-    JSON.stringify(Object.keys(published).sort()) === JSON.stringify(['gateway', 'storage']),
-    'only the gateway and storage may publish ports',
+    JSON.stringify(Object.keys(published).sort()) === JSON.stringify(['gateway', 'jaeger', 'prometheus', 'storage']),
+    'only the gateway and storage (and the ops profile’s UIs) may publish ports',
   );
+  for (const service of OPS) {
+    const addresses = Object.values(published[service] ?? {}).flat();
+    check(
+      addresses.length > 0 && addresses.every((a) => String(a).startsWith('127.0.0.1:')),
+      `${service} must publish on loopback only (got ${JSON.stringify(addresses)})`,
+    );
+  }
 
   const reach: Record<string, string> = {};
   for (const [name, url] of [
@@ -389,6 +403,51 @@ async function accountDeletion(): Promise<void> {
     writeAfterwards: refused.status,
   };
   say(`account deletion: ${JSON.stringify(report.accountDeletion)}`);
+}
+
+// 5b. Operations (profile `ops`): Prometheus scrapes every process over the Compose network, and
+// counted what the journey sent; Jaeger holds traces from the gateway and the services behind it.
+async function operations(): Promise<void> {
+  const query = async (promql: string) => {
+    const res = await fetch(`${PROMETHEUS}/api/v1/query?query=${encodeURIComponent(promql)}`);
+    const body = (await res.json()) as {
+      data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+    };
+    return body.data.result;
+  };
+  const started = Date.now();
+  let up: Record<string, number> = {};
+  let requests = 0;
+  let services: string[] = [];
+  // Prometheus scrapes every 15 s, and Jaeger's batches arrive within seconds.
+  while (Date.now() - started < 60_000) {
+    up = Object.fromEntries((await query('up')).map((s) => [s.metric.job ?? '?', Number(s.value[1])]));
+    requests = Number(
+      (await query('sum(http_server_request_duration_seconds_count{job="gateway", route!="other"})'))[0]?.value[1] ?? 0,
+    );
+    const traced = await fetch(`${JAEGER}/api/services`).then((r) => r.json() as Promise<{ data: string[] | null }>);
+    services = (traced.data ?? []).sort();
+    const everyoneUp = [...BEHIND_GATEWAY, 'gateway'].every((job) => up[job] === 1);
+    if (everyoneUp && requests > 0 && ['gateway', 'notes', 'files'].every((s) => services.includes(s))) break;
+    await sleep(1000);
+  }
+  const rules = await fetch(`${PROMETHEUS}/api/v1/rules`).then(
+    (r) => r.json() as Promise<{ data: { groups: { rules: { name: string; health: string }[] }[] } }>,
+  );
+  const alerts = rules.data.groups.flatMap((g) => g.rules);
+  for (const job of [...BEHIND_GATEWAY, 'gateway'])
+    check(up[job] === 1, `Prometheus must scrape ${job} (up = ${up[job]})`);
+  check(requests > 0, 'Prometheus must have counted the gateway’s requests');
+  for (const s of ['gateway', 'notes', 'files']) check(services.includes(s), `Jaeger must hold traces from ${s}`);
+  check(alerts.length === 5 && alerts.every((r) => r.health !== 'err'), 'the five alert rules must load and evaluate');
+  report.operations = {
+    seconds: seconds(Date.now() - started),
+    up,
+    gatewayRequestsCounted: requests,
+    tracedServices: services,
+    alertRules: alerts.map((r) => `${r.name} (${r.health})`),
+  };
+  say(`operations: ${JSON.stringify(report.operations)}`);
 }
 
 /** Waits for the gateway's /readyz to answer 200. */
@@ -638,6 +697,8 @@ function markdown(): string {
     ['2. Published ports', 'published'],
     ['2. What the host reaches', 'hostReaches'],
     ['3. The user journey', 'journey'],
+    ['3. Deleting an account', 'accountDeletion'],
+    ['3. Operations (profile ops): Prometheus and Jaeger', 'operations'],
     ['4. Deploys under traffic', 'deploys'],
     ['4-5. Traffic during the deploys and the scale-out', 'traffic'],
     ['5. Scale-out', 'scale'],
@@ -683,6 +744,7 @@ async function main(): Promise<void> {
     await up();
     const kept = await journey();
     await accountDeletion();
+    await operations();
 
     traffic = new Traffic({
       baseUrl: GATEWAY,

@@ -21,6 +21,7 @@ import {
   type RunningServer,
   type RunningSystem,
   spawnChild,
+  startJaeger,
   startMongo,
   startStorage,
   startSystem,
@@ -38,6 +39,8 @@ const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
 /** The file of the multipart scenario, and its rounds (each round sends it twice). */
 const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB ?? 1024);
 const MULTIPART_ROUNDS = Number(process.env.BENCH_MULTIPART_ROUNDS ?? 3);
+/** The observability goals are within 3%: more rounds for their medians. */
+const OBSERVED_ROUNDS = Number(process.env.BENCH_OBSERVED_ROUNDS ?? 7);
 /** The files service's default part size (MULTIPART_PART_SIZE), and the web client's concurrency. */
 const PART_SIZE = 8 * 1024 * 1024;
 const PART_CONCURRENCY = 4;
@@ -387,6 +390,41 @@ async function main(): Promise<void> {
       ]),
     );
 
+    // 9. What observability costs: the gateway hop and the authenticated read on two more systems
+    // beside the first, on the same databases, one with metrics on (served on their own ports) and
+    // one with tracing on, exporting every span (no sampling) over OTLP to a real Jaeger.
+    const observed = await scenario('9 observability cost', async () => {
+      const jaeger = await startJaeger({ dataDir });
+      owned.push(jaeger);
+      const variant = (env: Record<string, string>, metrics: boolean) =>
+        startSystem({
+          dataDir: join(dataDir, metrics ? 'metrics' : 'tracing'),
+          mongoUrl: mongo?.url ?? '',
+          storage: { endpoint: storage?.url ?? '', ...S3 },
+          jwtSecret: SECRET,
+          dbPrefix: `b${process.pid}_`,
+          metrics,
+          env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: BCRYPT_COST, ...env },
+        });
+      const withMetrics = await variant({}, true);
+      const withTracing = await variant({ OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl }, false);
+      owned.push(withMetrics, withTracing);
+      const three = (path: string, headers: Record<string, string> = {}) =>
+        interleave(
+          [
+            { name: 'off', run: () => load({ url: `${gw}${path}`, headers, connections: C }) },
+            { name: 'metrics', run: () => load({ url: `${withMetrics.gatewayUrl}${path}`, headers, connections: C }) },
+            { name: 'tracing', run: () => load({ url: `${withTracing.gatewayUrl}${path}`, headers, connections: C }) },
+          ],
+          OBSERVED_ROUNDS,
+        );
+      const result = { hop: await three(postPath), authenticated: await three('/api/posts/my-posts', auth) };
+      // What tracing sent: the spans must have reached Jaeger, or "tracing on" measured nothing.
+      const traced = (await (await fetch(`${jaeger.queryUrl}/api/services`)).json()) as { data: string[] | null };
+      await Promise.all([withMetrics.stop(), withTracing.stop(), jaeger.stop()]);
+      return { ...result, tracedServices: (traced.data ?? []).sort() };
+    });
+
     // 6. Memory: a warm-up, then a mixed soak; RSS of every process before and after.
     const soak = await scenario('6 memory soak', async () => {
       await load({ url: `${gw}${postPath}`, connections: C }, Math.min(5, SOAK_S));
@@ -458,6 +496,14 @@ async function main(): Promise<void> {
           goal: 'ours ≥ 0.9 × @aws-sdk/lib-storage',
         },
         notModified: { ...cached, ratio304To200: ratio(cached['304']?.rps, cached['200']?.rps) },
+        observability: {
+          ...observed,
+          hopMetricsToOff: ratio(observed.hop.metrics?.rps, observed.hop.off?.rps),
+          hopTracingToOff: ratio(observed.hop.tracing?.rps, observed.hop.off?.rps),
+          authenticatedMetricsToOff: ratio(observed.authenticated.metrics?.rps, observed.authenticated.off?.rps),
+          authenticatedTracingToOff: ratio(observed.authenticated.tracing?.rps, observed.authenticated.off?.rps),
+          goal: 'metrics on ≥ 0.97 × off; tracing on, exporting to Jaeger, ≥ 0.9 × off',
+        },
         memory: { perScenario: memory, soak, goal: 'no process grows more than 20% across the soak once warm' },
       },
     };
@@ -525,6 +571,15 @@ function markdown(r: Report): string {
       String(s.notModified.ratio304To200),
       '(faster than 200)',
     ],
+    ...(['hop', 'authenticated'] as const).map(
+      (read) =>
+        [
+          `9 observability, ${read === 'hop' ? 'gateway hop' : 'authenticated read'}`,
+          `off ${s.observability[read].off.rps.toFixed(0)} rps; metrics ${s.observability[read].metrics.rps.toFixed(0)}; tracing ${s.observability[read].tracing.rps.toFixed(0)} (spans from ${s.observability.tracedServices.join(', ')})`,
+          `metrics ${s.observability[`${read}MetricsToOff`]}; tracing ${s.observability[`${read}TracingToOff`]}`,
+          s.observability.goal,
+        ] as [string, string, string, string],
+    ),
     ...Object.entries(s.memory.soak as Report).map(
       ([name, m]: [string, Report]) =>
         [`6 memory, ${name}`, `${m.warmMb} → ${m.afterMb} MB`, `${m.growthPct}%`, '≤ 20%'] as [

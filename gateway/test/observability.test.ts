@@ -6,6 +6,7 @@
  * is one trace across the gateway, notes and files, their database and storage calls included.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ProcessName,
@@ -29,6 +30,8 @@ beforeAll(async () => {
   system = await startTestSystem({
     metrics: true,
     env: {
+      // The access log's lines, to find the trace id in them.
+      LOG_LEVEL: 'info',
       AUTH_RATE_LIMIT: '0',
       RATE_LIMIT: '0',
       OUTBOX_INTERVAL: '500ms',
@@ -184,6 +187,20 @@ describe('metrics, scraped by Prometheus', () => {
   });
 });
 
+describe('where metrics are served', () => {
+  it('when /metrics is asked of the public port or a service port, then it is not there; only the metrics port has it', async () => {
+    expect((await fetch(`${system.gatewayUrl}/metrics`)).status).toBe(404);
+    for (const name of PROCESSES) {
+      const { url, metricsUrl = '' } = system.processes[name];
+      expect([name, (await fetch(`${url}/metrics`)).status]).toEqual([name, 404]);
+      const served = await fetch(metricsUrl);
+      expect([name, served.status]).toEqual([name, 200]);
+      expect(await served.text()).toContain(`service="${name}"`);
+      expect(new URL(metricsUrl).port).not.toBe(String(system.processes[name].port));
+    }
+  });
+});
+
 describe('labels', () => {
   /** Every series of every process's own metrics (not Node's), as its endpoint serves them. */
   async function seriesCount(): Promise<number> {
@@ -303,5 +320,14 @@ describe('traces, stored by Jaeger', () => {
     // The storage call is files' (the claim checks the object), under files' server span.
     const storage = trace.spans.filter(isStorage);
     expect(storage.length).toBeGreaterThan(0);
+
+    // Each process's access-log line for the request carries the trace id next to the request id.
+    for (const name of ['gateway', 'notes', 'files'] as const) {
+      const lines = readFileSync(system.processes[name].logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(traceId))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect([name, lines.some((l) => l.traceId === traceId && typeof l.requestId === 'string')]).toEqual([name, true]);
+    }
   });
 });

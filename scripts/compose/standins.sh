@@ -10,6 +10,9 @@
 #                                            always local: MongoDB's stand-in for compose.e2e.yml
 #   axllent/mailpit:<tag>                    that base + .tools/bin/mailpit (mailpit.Dockerfile),
 #                                            for the optional `mail` profile
+#   prom/prometheus:v2.42.0                  that base + Debian's prometheus (prometheus.Dockerfile),
+#   jaegertracing/jaeger:2.13.0              and + .tools/bin/jaeger (jaeger.Dockerfile): the
+#                                            optional `ops` profile
 # Needs: $DOCKER (a docker client), mmdebstrap, the project's npm install and scripts/install-tools.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -18,6 +21,8 @@ DOCKER="${DOCKER:-docker}"
 NPM_VERSION="${NPM_VERSION:-11.19.1}"
 VERSITYGW_IMAGE="${VERSITYGW_IMAGE:-versity/versitygw:$(cat "$root/.tools/bin/.versitygw-version")}"
 MAILPIT_IMAGE="${MAILPIT_IMAGE:-axllent/mailpit:$(cat "$root/.tools/bin/.mailpit-version")}"
+PROMETHEUS_IMAGE="${PROMETHEUS_IMAGE:-prom/prometheus:v2.42.0}"
+JAEGER_IMAGE="${JAEGER_IMAGE:-jaegertracing/jaeger:2.13.0}"
 BASE=content-service-standin/bookworm:local
 
 has() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
@@ -69,4 +74,14 @@ fi
 
 if ! has "$MAILPIT_IMAGE"; then
   build "$MAILPIT_IMAGE" mailpit.Dockerfile "$root/.tools/bin/mailpit"
+fi
+
+if ! has "$PROMETHEUS_IMAGE"; then
+  bash "$root/scripts/install-debian.sh" prometheus /usr/bin/prometheus
+  build "$PROMETHEUS_IMAGE" prometheus.Dockerfile /usr/bin/prometheus
+fi
+
+if ! has "$JAEGER_IMAGE"; then
+  bash "$root/scripts/install-tools.sh" jaeger
+  build "$JAEGER_IMAGE" jaeger.Dockerfile "$root/.tools/bin/jaeger"
 fi

@@ -84,8 +84,11 @@ async function main(): Promise<void> {
       gatewayHost: env.HOST,
       frontendOrigin,
       smtpUrl: mail.url,
+      metrics: true,
     });
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
+    const metrics = Object.values(system.processes).map((p) => `${p.name} ${p.metricsUrl}`);
+    console.log(`Metrics:          ${metrics.join(', ')}`);
     console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);
   } catch (err) {
     console.error(`Could not start: ${(err as Error).message}`);
