@@ -7,9 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ProcessName,
+  REPO_ROOT,
   type RunningJaeger,
   type RunningServer,
   type RunningSystem,
@@ -43,6 +45,7 @@ beforeAll(async () => {
   prometheus = await startPrometheus({
     dataDir,
     targets: Object.fromEntries(PROCESSES.map((name) => [name, [system.processes[name].metricsUrl ?? '']])),
+    ruleFiles: [join(REPO_ROOT, 'ops', 'alerts.yml')],
   });
 }, 120_000);
 afterAll(async () => {
@@ -184,6 +187,25 @@ describe('metrics, scraped by Prometheus', () => {
     }
     expect(await eventually(depth, (d) => d === 0)).toBe(0);
     expect(await eventually(age, (a) => a === 0)).toBe(0);
+  });
+});
+
+describe('the alert rules', () => {
+  it('when Prometheus loads ops/alerts.yml, then all five rules evaluate without error, and none fires on a healthy system', async () => {
+    const rules = await eventually(
+      async () => {
+        const res = await fetch(`${prometheus.url}/api/v1/rules`);
+        const body = (await res.json()) as {
+          data: { groups: { rules: { name: string; health: string; state: string; lastError?: string }[] }[] };
+        };
+        return body.data.groups.flatMap((g) => g.rules);
+      },
+      (found) => found.length > 0 && found.every((r) => r.health !== 'unknown'),
+    );
+    expect(rules.map((r) => [r.name, r.health, r.lastError ?? ''])).toEqual(
+      ['ErrorRateHigh', 'LatencyHigh', 'ProcessDown', 'OutboxStuck', 'DependencyFailing'].map((n) => [n, 'ok', '']),
+    );
+    expect(rules.filter((r) => r.state === 'firing').map((r) => r.name)).toEqual([]);
   });
 });
 

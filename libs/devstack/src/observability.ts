@@ -112,6 +112,8 @@ export interface PrometheusOptions {
   /** Each job's targets: `{ notes: ['http://127.0.0.1:9464/metrics'] }`. */
   targets: Record<string, string[]>;
   scrapeIntervalSeconds?: number;
+  /** Rule files to load (evaluated at the scrape interval): `ops/alerts.yml`. */
+  ruleFiles?: string[];
 }
 
 /** Prometheus scraping the given targets, with its own storage under `dataDir`. */
@@ -119,6 +121,7 @@ export async function startPrometheus({
   dataDir,
   targets,
   scrapeIntervalSeconds = 1,
+  ruleFiles = [],
 }: PrometheusOptions): Promise<RunningServer> {
   const binary = prometheusBinary();
   const dir = join(dataDir, 'prometheus');
@@ -137,6 +140,8 @@ export async function startPrometheus({
     `global:
   scrape_interval: ${scrapeIntervalSeconds}s
   scrape_timeout: ${Math.round(scrapeIntervalSeconds * 900)}ms
+  evaluation_interval: ${scrapeIntervalSeconds}s
+rule_files: [${ruleFiles.map((f) => `'${f}'`).join(', ')}]
 scrape_configs:
 ${jobs.join('\n')}
 `,

@@ -72,8 +72,9 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
   const sdk = new NodeSDK({
     instrumentations: [
       new HttpInstrumentation({
-        // Probes and scrapes are not requests anyone wants a trace of.
-        ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz)\b/.test(req.url ?? ''),
+        // Probes and scrapes (the metrics listener is an http server too) are not requests
+        // anyone wants a trace of.
+        ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz|metrics)\b/.test(req.url ?? ''),
       }),
       new UndiciInstrumentation(),
       // Only the routes: a span per middleware would bury the hop in noise. (The gateway names its
