@@ -8,7 +8,7 @@ import type { AppState } from './context';
 import { errorHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 import { jsonBody } from './json-body';
-import { httpMetrics } from './metrics';
+import { httpMetrics, nameSpan } from './metrics';
 import { requestId } from './request-id';
 
 export interface ServiceAppOptions {
@@ -19,8 +19,8 @@ export interface ServiceAppOptions {
 }
 
 /**
- * Every service's stack, in one order: request id → metrics (when on) → access log → errors → JSON
- * body → health → routes → JSON 404. A service only brings its routers and its readiness checks.
+ * Every service's stack, in one order: request id → metrics (when on) → span name → access log →
+ * errors → JSON body → health → routes → JSON 404. A service only brings its routers and its readiness checks.
  */
 const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
 
@@ -29,6 +29,7 @@ export function createServiceApp({ logger, routers, readiness, bodyLimit }: Serv
   app.silent = true;
   app.use(requestId());
   if (metricsEnabled()) app.use(httpMetrics());
+  app.use(nameSpan());
   app.use(accessLog({ logger }));
   app.use(errorHandler({ logger }));
   app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));

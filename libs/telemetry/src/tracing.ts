@@ -4,7 +4,9 @@
  * `OTEL_TRACES_EXPORTER`. Off, the SDK is never even loaded.
  *
  * On, a span covers each HTTP hop, server and client side (the gateway's proxy and notes' calls
- * to files go through Node's http and fetch), each Koa route, each database command
+ * to files go through Node's http and fetch), named after its route template by the servers
+ * themselves (Koa's and Express's instrumentations would add a span per middleware or router
+ * layer: five for one note's creation, at a cost the benchmark saw), each database command
  * and each storage call; W3C trace context (`traceparent`) is sent on every outgoing call. Only
  * traces are exported: metrics are Prometheus's (`metrics.ts`), and logs stay on stdout, carrying
  * the trace id (`@cs/log`).
@@ -62,8 +64,6 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { UndiciInstrumentation } =
     require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
-  const { KoaInstrumentation, KoaLayerType } =
-    require('@opentelemetry/instrumentation-koa') as typeof import('@opentelemetry/instrumentation-koa');
   const { MongoDBInstrumentation } =
     require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
   const { AwsInstrumentation } =
@@ -77,10 +77,6 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
         ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz|metrics)\b/.test(req.url ?? ''),
       }),
       new UndiciInstrumentation(),
-      // Only the routes: a span per middleware would bury the hop in noise. (The gateway names its
-      // server span after the route template itself; Express's instrumentation would add only
-      // middleware spans.)
-      new KoaInstrumentation({ ignoreLayersType: [KoaLayerType.MIDDLEWARE] }),
       // Statements are left out: they carry what users wrote.
       new MongoDBInstrumentation({ enhancedDatabaseReporting: false }),
       new AwsInstrumentation({ suppressInternalInstrumentation: true }),
