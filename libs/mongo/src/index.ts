@@ -118,6 +118,7 @@ export function watchReachability(
   });
 }
 
+export { backlogOf } from './backlog';
 export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { trusted } from './trusted';

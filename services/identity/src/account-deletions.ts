@@ -18,7 +18,7 @@
  */
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
-import { trusted } from '@cs/mongo';
+import { backlogOf, trusted } from '@cs/mongo';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import type { UserModel } from './model';
@@ -159,12 +159,6 @@ export function createAccountDeletions({
       return done;
     },
 
-    async backlog() {
-      const [entries, oldest] = await Promise.all([
-        deletions.countDocuments(),
-        deletions.findOne().sort({ createdAt: 1 }).select('createdAt').lean<Pick<DeletionRecord, 'createdAt'>>(),
-      ]);
-      return { entries, oldest: oldest?.createdAt };
-    },
+    backlog: () => backlogOf(deletions),
   };
 }

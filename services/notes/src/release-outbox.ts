@@ -8,7 +8,7 @@
  */
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
-import { type Turns, trusted } from '@cs/mongo';
+import { backlogOf, type Turns, trusted } from '@cs/mongo';
 import type { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import type { NoteModel, PendingRelease, PendingReleaseModel } from './model';
@@ -100,13 +100,7 @@ export function createReleaseOutbox({
     },
 
     /** How many releases wait, and since when the oldest does. */
-    async backlog(): Promise<{ entries: number; oldest?: Date }> {
-      const [entries, oldest] = await Promise.all([
-        pending.countDocuments(),
-        pending.findOne().sort({ createdAt: 1 }).select('createdAt').lean<Pick<PendingRelease, 'createdAt'>>(),
-      ]);
-      return { entries, oldest: oldest?.createdAt };
-    },
+    backlog: () => backlogOf(pending),
 
     /** Processes due entries (at most `limit`), oldest first; returns how many were released or dropped. */
     async drain(limit = 100): Promise<number> {
