@@ -1,18 +1,19 @@
 import { messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { metricsEnabled } from '@cs/telemetry';
+import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
-import { httpMetrics, nameSpan, rateLimited } from './metrics';
+import { httpMetrics, rateLimited } from './metrics';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
 import { createUpstreamProxy, markPrivate, readBody, type UpstreamProxy } from './proxy';
 import { sharedReadiness } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
+import { traceRequests } from './tracing';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
@@ -69,10 +70,10 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
+  if (tracingOn()) app.use(traceRequests());
   app.use(securityHeaders());
   app.use(requestId());
   if (metricsEnabled()) app.use(httpMetrics());
-  app.use(nameSpan());
   app.use(accessLog(logger));
   app.use(dropInternalHeaders());
   app.use(

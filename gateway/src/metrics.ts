@@ -6,7 +6,6 @@
  */
 import { openApiDocument } from '@cs/contract';
 import { counter, httpRequestDuration, statusClass } from '@cs/telemetry';
-import { trace } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 
 /** Literal paths before templated ones, so `/api/posts/my-posts` is not `/api/posts/{id}`. */
@@ -51,19 +50,6 @@ export function httpMetrics() {
         Number(process.hrtime.bigint() - started) / 1e9,
       );
     });
-    next();
-  };
-}
-
-/** Names the request's span after its route template, when tracing is on (else no span is active). */
-export function nameSpan() {
-  return function nameSpan(req: Request, _res: Response, next: NextFunction) {
-    const span = trace.getActiveSpan();
-    if (span) {
-      const route = routeTemplate(req.path);
-      span.setAttribute('http.route', route);
-      span.updateName(`${req.method} ${route}`);
-    }
     next();
   };
 }

@@ -1,6 +1,7 @@
 import { userIdFromAuthorization } from '@cs/auth';
 import { HttpError, messages } from '@cs/errors';
 import { type Logger, requestIdFrom } from '@cs/log';
+import { context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from './respond';
 import type { AuthRule } from './route-table';
@@ -19,15 +20,19 @@ export function accessLog(logger: Logger) {
   return function accessLog(req: Request, res: Response, next: NextFunction) {
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      logger.info({
-        requestId: req.headers['x-request-id'],
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
-      });
-    });
+    // In the request's trace (the line carries its id): 'finish' itself comes from the socket.
+    res.once(
+      'finish',
+      context.bind(context.active(), () => {
+        logger.info({
+          requestId: req.headers['x-request-id'],
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        });
+      }),
+    );
     next();
   };
 }

@@ -5,6 +5,8 @@ import type { Duplex } from 'node:stream';
 import { messages, notDelivered } from '@cs/errors';
 import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
+import { type ClientSpan, startClientSpan } from '@cs/telemetry';
+import { type Context, context } from '@opentelemetry/api';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { upstreamFailures, upstreamRetries } from './metrics';
 import { sendError } from './respond';
@@ -153,6 +155,9 @@ interface Attempts {
   count: number;
   firstAt: number;
   last?: ClientRequest;
+  /** The request's trace context, the parent of every attempt's span (retries run on timers). */
+  context: Context;
+  span?: ClientSpan;
 }
 
 /**
@@ -198,7 +203,12 @@ export function createUpstreamProxy({
     on: {
       proxyReq(proxyReq, req) {
         const state = attempts.get(req);
-        if (state) state.last = proxyReq;
+        if (state) {
+          state.last = proxyReq;
+          const method = req.method ?? 'GET';
+          state.span = startClientSpan(method, `${target}${proxyReq.path}`, method, state.context);
+          for (const [header, value] of Object.entries(state.span.headers)) proxyReq.setHeader(header, value);
+        }
         proxyReq.setTimeout(timeoutMs, () => {
           proxyReq.destroy(Object.assign(new Error(`${name} did not answer in ${timeoutMs} ms`), { code: TIMED_OUT }));
         });
@@ -207,12 +217,15 @@ export function createUpstreamProxy({
       },
       proxyRes(proxyRes, req) {
         unreachableSince = undefined;
+        const span = attempts.get(req)?.span;
+        if (span) proxyRes.once('close', () => span.end(proxyRes.statusCode ?? 0));
         // Headers are copied to the client's answer after this event.
         if (privateRequests.has(req)) proxyRes.headers['cache-control'] = 'no-store';
         if (!serverTiming) delete proxyRes.headers['server-timing'];
       },
       error(err, req, res) {
         const code = (err as NodeJS.ErrnoException).code;
+        attempts.get(req)?.span?.end(err);
         if (!('setHeader' in res)) return (res as Socket).destroy();
         const delay = retryDelay(req, err as NodeJS.ErrnoException, res);
         if (delay !== undefined) {
@@ -248,7 +261,7 @@ export function createUpstreamProxy({
   });
 
   return (req, res) => {
-    attempts.set(req, { count: 1, firstAt: Date.now() });
+    attempts.set(req, { count: 1, firstAt: Date.now(), context: context.active() });
     void proxy(req, res, () => {});
   };
 }

@@ -162,6 +162,36 @@ describe('metrics, scraped by Prometheus', () => {
       (found) => Object.entries(expected).every(([series, n]) => (found[series] ?? 0) >= n),
     );
     expect(counts).toEqual(expected);
+    // The database's share, by operation: each request's operations on the posts collection (a
+    // list is a find and a count), and on identity's users (a registration looks the address up
+    // first, and one already taken stops there).
+    const email = `ops-${randomBytes(5).toString('hex')}@example.com`;
+    expect((await call('POST', '/api/auth/register', { body: { email, password: 'a fine password' } })).status).toBe(
+      201,
+    );
+    expect((await call('POST', '/api/auth/register', { body: { email, password: 'a fine password' } })).status).toBe(
+      400,
+    );
+    const operations = async () => {
+      const samples = await query(
+        'sum by (job, collection, operation, outcome) (db_client_operation_duration_seconds_count{collection=~"posts|users"})',
+      );
+      return Object.fromEntries(
+        samples.map(({ metric: m, value }) => [
+          `${m.job} ${m.collection} ${m.operation} ${m.outcome}`,
+          Number(value[1]),
+        ]),
+      );
+    };
+    const database = {
+      'posts posts save ok': 5,
+      'posts posts findOne ok': 3,
+      'posts posts find ok': 4,
+      'posts posts countDocuments ok': 4,
+      'identity users findOne ok': 3,
+      'identity users save ok': 2,
+    };
+    expect(await eventually(operations, (found) => found['identity users findOne ok'] === 3)).toEqual(database);
     // A path no route matched never became a label, at the gateway or anywhere.
     const labels = await query('count by (route) (http_server_request_duration_seconds_count)');
     expect(labels.map((s) => s.metric.route).filter((r) => r?.includes('nowhere'))).toEqual([]);

@@ -1,31 +1,10 @@
 import { httpRequestDuration, statusClass } from '@cs/telemetry';
-import { trace } from '@opentelemetry/api';
 import type { AppMiddleware } from './context';
 
 /** The route template the router matched, or undefined when none did. */
-function matchedRoute(ctx: object): string | undefined {
+export function matchedRoute(ctx: object): string | undefined {
   const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
   return typeof route === 'string' ? route : undefined;
-}
-
-/**
- * Names the request's server span after its route template (`GET /api/posts/:id`), when tracing
- * is on (else no span is active). One attribute on the span the http instrumentation made: Koa's
- * own instrumentation would add a span per router layer, five for a note's creation.
- */
-export function nameSpan(): AppMiddleware {
-  return async function nameSpan(ctx, next) {
-    const span = trace.getActiveSpan();
-    try {
-      await next();
-    } finally {
-      const route = span && matchedRoute(ctx);
-      if (span && route) {
-        span.setAttribute('http.route', route);
-        span.updateName(`${ctx.method} ${route}`);
-      }
-    }
-  };
 }
 
 /**

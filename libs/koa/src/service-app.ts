@@ -1,6 +1,6 @@
 import { HttpError, messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { metricsEnabled } from '@cs/telemetry';
+import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { accessLog } from './access-log';
@@ -8,8 +8,9 @@ import type { AppState } from './context';
 import { errorHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 import { jsonBody } from './json-body';
-import { httpMetrics, nameSpan } from './metrics';
+import { httpMetrics } from './metrics';
 import { requestId } from './request-id';
+import { traceRequests } from './tracing';
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -19,7 +20,7 @@ export interface ServiceAppOptions {
 }
 
 /**
- * Every service's stack, in one order: request id → metrics (when on) → span name → access log →
+ * Every service's stack, in one order: span (when tracing) → request id → metrics (when on) → access log →
  * errors → JSON body → health → routes → JSON 404. A service only brings its routers and its readiness checks.
  */
 const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
@@ -27,9 +28,9 @@ const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
 export function createServiceApp({ logger, routers, readiness, bodyLimit }: ServiceAppOptions): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
+  if (tracingOn()) app.use(traceRequests());
   app.use(requestId());
   if (metricsEnabled()) app.use(httpMetrics());
-  app.use(nameSpan());
   app.use(accessLog({ logger }));
   app.use(errorHandler({ logger }));
   app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));

@@ -25,7 +25,7 @@
 import { metricsEnabled } from '@cs/telemetry';
 import mongoose, { type Connection } from 'mongoose';
 import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
-import { watchDatabase } from './metrics';
+import { observeOperations, watchPool } from './observe';
 import { sleep } from './sleep';
 
 export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
@@ -75,11 +75,11 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       bufferCommands: false,
       autoIndex: true,
       maxPoolSize: MAX_POOL_SIZE,
-      // Command events, for the database's metrics; off, the driver does not build them.
-      monitorCommands: metricsEnabled(),
     });
-    // Before the first connection opens, so the pool's counts start from it.
-    if (metricsEnabled()) watchDatabase(connection, MAX_POOL_SIZE);
+    // Before the first connection opens, so the pool's counts start from it, and before any
+    // model is compiled on it.
+    if (metricsEnabled()) watchPool(connection, MAX_POOL_SIZE);
+    observeOperations(connection);
     try {
       await connection.asPromise();
       return connection;

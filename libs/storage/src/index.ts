@@ -22,7 +22,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { HttpError, isUnavailable } from '@cs/errors';
-import { counter, histogram, metricsEnabled } from '@cs/telemetry';
+import { counter, histogram, metricsEnabled, startCallSpan, tracingOn } from '@cs/telemetry';
 
 export interface StorageSettings {
   /** Where this process reaches storage. */
@@ -124,11 +124,14 @@ function errorKind(err: unknown): string {
 }
 
 /**
- * Times every call the client sends (its retries included) into
- * `storage_operation_duration_seconds`, and counts failures by kind. Presigning sends nothing and
- * is not counted (the presigner runs the client's stack up to signing).
+ * Observes every call the client sends, retries included: with metrics on, its duration into
+ * `storage_operation_duration_seconds` and a failure by kind into `storage_errors_total`; with
+ * tracing on, a span (`S3.HeadObject`) under the request that asked. Links are signed by a client
+ * of their own, so nothing here sees a presigning (it sends nothing).
  */
-function measure(s3: S3Client): S3Client {
+function observe(s3: S3Client, bucket: string): void {
+  const metrics = metricsEnabled();
+  if (!metrics && !tracingOn()) return;
   const duration = histogram(
     'storage_operation_duration_seconds',
     'Object storage calls, retries included, by operation and outcome.',
@@ -141,23 +144,30 @@ function measure(s3: S3Client): S3Client {
   s3.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const span = startCallSpan(`S3.${operation}`, () => ({
+        'rpc.system': 'aws-api',
+        'rpc.service': 'S3',
+        'rpc.method': operation,
+        'aws.s3.bucket': bucket,
+      }));
       const started = process.hrtime.bigint();
       const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
       try {
         const result = await next(args);
-        // A presigned link passes through the same stack and stops before sending anything.
-        if (!(result.output as { presigned?: unknown }).presigned)
-          duration.observe({ operation, outcome: 'ok' }, seconds());
+        span.end();
+        if (metrics) duration.observe({ operation, outcome: 'ok' }, seconds());
         return result;
       } catch (err) {
-        duration.observe({ operation, outcome: 'error' }, seconds());
-        errors.inc({ operation, kind: errorKind(err) });
+        span.end(err);
+        if (metrics) {
+          duration.observe({ operation, outcome: 'error' }, seconds());
+          errors.inc({ operation, kind: errorKind(err) });
+        }
         throw err;
       }
     },
-    { step: 'initialize', name: 'storageMetrics' },
+    { step: 'initialize', name: 'storageObservability' },
   );
-  return s3;
 }
 
 function client(settings: StorageSettings, endpoint: string): S3Client {
@@ -177,6 +187,7 @@ function client(settings: StorageSettings, endpoint: string): S3Client {
 export class ObjectStorage {
   readonly bucket: string;
   private readonly s3: S3Client;
+  /** Signs links and sends nothing: a client of its own, so the observed stack of `s3` never sees a presigning. */
   private readonly signer: S3Client;
   /** The last reachability probe (see assertReachable): when it started, and its error if any. */
   private probe: { at: number; outcome: Promise<unknown> } | undefined;
@@ -184,11 +195,8 @@ export class ObjectStorage {
   constructor(settings: StorageSettings) {
     this.bucket = settings.bucket;
     this.s3 = client(settings, settings.endpoint);
-    if (metricsEnabled()) measure(this.s3);
-    this.signer =
-      settings.publicEndpoint && settings.publicEndpoint !== settings.endpoint
-        ? client(settings, settings.publicEndpoint)
-        : this.s3;
+    observe(this.s3, this.bucket);
+    this.signer = client(settings, settings.publicEndpoint || settings.endpoint);
   }
 
   private async call<T>(operation: () => Promise<T>): Promise<T> {
@@ -491,6 +499,6 @@ export class ObjectStorage {
 
   destroy(): void {
     this.s3.destroy();
-    if (this.signer !== this.s3) this.signer.destroy();
+    this.signer.destroy();
   }
 }

@@ -1,2 +1,3 @@
 export * from './metrics';
-export { startTracing, stopTracing, tracingConfigured } from './tracing';
+export * from './spans';
+export { startTracing, stopTracing, tracingConfigured, tracingOn } from './tracing';

@@ -1,6 +1,6 @@
 /**
  * Imported first by every server (`import '@cs/telemetry/start'`): starts tracing when it is
- * configured, before the modules it instruments are loaded. Does nothing otherwise.
+ * configured, before the app and its clients are built (they ask `tracingOn`). Does nothing otherwise.
  */
 import { startTracing } from './tracing';
 

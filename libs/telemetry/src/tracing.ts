@@ -1,15 +1,14 @@
 /**
- * OpenTelemetry traces, configured the standard way (`OTEL_*` variables, read by the SDK) and off
- * unless an exporter is configured: `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces form) or
- * `OTEL_TRACES_EXPORTER`. Off, the SDK is never even loaded.
+ * OpenTelemetry traces, configured the standard way (`OTEL_*` variables: exporter, endpoint,
+ * sampler, propagators, resource, read by the SDK) and off unless an exporter is configured:
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces form) or `OTEL_TRACES_EXPORTER`. Off, the SDK is
+ * never even loaded.
  *
- * On, a span covers each HTTP hop, server and client side (the gateway's proxy and notes' calls
- * to files go through Node's http and fetch), named after its route template by the servers
- * themselves (Koa's and Express's instrumentations would add a span per middleware or router
- * layer: five for one note's creation, at a cost the benchmark saw), each database command
- * and each storage call; W3C trace context (`traceparent`) is sent on every outgoing call. Only
- * traces are exported: metrics are Prometheus's (`metrics.ts`), and logs stay on stdout, carrying
- * the trace id (`@cs/log`).
+ * On, a span covers each HTTP hop, server and client side, each database operation and each
+ * storage call, and W3C trace context (`traceparent`) is sent on every call between our processes.
+ * The spans are our own (`spans.ts`), made where the requests, the models and the S3 client are:
+ * no instrumentation package patches any module. Only traces are exported: metrics are
+ * Prometheus's (`metrics.ts`), and logs stay on stdout, carrying the trace id (`@cs/log`).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -47,9 +46,14 @@ interface Tracing {
 
 let running: Tracing | undefined;
 
+/** Whether this process makes spans: tracing is configured and the SDK has started. */
+export function tracingOn(): boolean {
+  return running !== undefined;
+}
+
 /**
- * Starts the SDK when tracing is configured. Must run before http, express, koa, mongodb and the
- * S3 client are first loaded, since instrumentations patch modules as they load: servers import
+ * Starts the SDK when tracing is configured. Must run before the app, its database connection and
+ * its storage client are built, since they ask `tracingOn` then: servers import
  * `@cs/telemetry/start` first.
  */
 export function startTracing(env: Env = process.env): Tracing | undefined {
@@ -60,28 +64,10 @@ export function startTracing(env: Env = process.env): Tracing | undefined {
   env.OTEL_SERVICE_NAME ??= serviceNameOfMain();
   // Loaded here, so a process without tracing never pays for the SDK's modules.
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
-  const { HttpInstrumentation } =
-    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { UndiciInstrumentation } =
-    require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
-  const { MongoDBInstrumentation } =
-    require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
-  const { AwsInstrumentation } =
-    require('@opentelemetry/instrumentation-aws-sdk') as typeof import('@opentelemetry/instrumentation-aws-sdk');
 
-  const sdk = new NodeSDK({
-    instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes (the metrics listener is an http server too) are not requests
-        // anyone wants a trace of.
-        ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz|metrics)\b/.test(req.url ?? ''),
-      }),
-      new UndiciInstrumentation(),
-      // Statements are left out: they carry what users wrote.
-      new MongoDBInstrumentation({ enhancedDatabaseReporting: false }),
-      new AwsInstrumentation({ suppressInternalInstrumentation: true }),
-    ],
-  });
+  // The SDK's context manager (AsyncLocalStorage), W3C propagator, sampler and batching OTLP
+  // exporter; the spans are made by our own code.
+  const sdk = new NodeSDK({ instrumentations: [] });
   sdk.start();
   running = { shutdown: () => sdk.shutdown() };
   return running;

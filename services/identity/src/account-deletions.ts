@@ -19,6 +19,7 @@
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
 import { backlogOf, trusted } from '@cs/mongo';
+import { tracedFetch } from '@cs/telemetry';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 import type { UserModel } from './model';
@@ -91,7 +92,7 @@ export function createAccountDeletions({
 
   async function tell(owner: Owner, userId: string): Promise<void> {
     const token = signToken(userId, { secret, expiresIn: '5m' });
-    const res = await fetch(`${owners[owner]}/internal/users/deleted`, {
+    const res = await tracedFetch(`${owners[owner]}/internal/users/deleted`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}` },
       signal: AbortSignal.timeout(timeoutMs),

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError, notDelivered } from '@cs/errors';
+import { tracedFetch } from '@cs/telemetry';
 import { messages } from './schemas';
 
 export interface FilesClient {
@@ -34,7 +35,7 @@ export function createFilesClient({
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await fetch(`${baseUrl}/internal/uploads/${path}`, {
+        const res = await tracedFetch(`${baseUrl}/internal/uploads/${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization },
           body: JSON.stringify({ key }),

@@ -1,0 +1,24 @@
+import { startServerSpan } from '@cs/telemetry';
+import { context } from '@opentelemetry/api';
+import type { NextFunction, Request, Response } from 'express';
+import { routeTemplate } from './metrics';
+
+/** Probes are not requests anyone wants a trace of. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
+/**
+ * Runs each request in a server span of its own, under the caller's trace (a browser's SDK may
+ * start it), named after the contract's route template (`GET /api/posts/{id}`). The proxy's
+ * calls to the services are its children (`proxy.ts`). Installed only when tracing is on.
+ */
+export function traceRequests() {
+  return function traceRequests(req: Request, res: Response, next: NextFunction) {
+    if (PROBES.has(req.path)) return next();
+    const span = startServerSpan(req.method, req.path, req.headers);
+    res.once('close', () => {
+      const route = routeTemplate(req.path);
+      span.end(res.statusCode, route === 'other' ? undefined : route);
+    });
+    context.with(span.context, next);
+  };
+}
