@@ -25,6 +25,8 @@ function runBench(): Promise<{ code: number | null; stdout: string; stderr: stri
           BENCH_SIZES: '20,40',
           BENCH_MULTIPART_MB: '20',
           BENCH_MULTIPART_ROUNDS: '1',
+          BENCH_OBSERVED_ROUNDS: '1',
+          BENCH_OBSERVED_WARMUP_S: '0.5',
           BENCH_OUT: out,
           BENCH_BCRYPT_COST: '4',
           // The run's own servers, named explicitly: a spread of jest's process.env does not

@@ -382,4 +382,33 @@ describe('traces, stored by Jaeger', () => {
       expect([name, lines.some((l) => l.traceId === traceId && typeof l.requestId === 'string')]).toEqual([name, true]);
     }
   });
+  it('when a request comes with a trace its caller did not sample, then no process records a span of it', async () => {
+    const token = await register();
+    const keys = { '00': await upload(token), '01': await upload(token) };
+    const unsampled = randomBytes(16).toString('hex');
+    const sampled = randomBytes(16).toString('hex');
+    const create = (traceId: string, flags: '00' | '01') =>
+      call('POST', '/api/notes', {
+        token,
+        body: { title: `flags ${flags}`, attachmentKey: keys[flags] },
+        headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` },
+      });
+    expect((await create(unsampled, '00')).status).toBe(201);
+    expect((await create(sampled, '01')).status).toBe(201);
+
+    // The sampled one, sent after, reaches Jaeger from every process it passed: the unsampled
+    // one's spans, had any been made, were sent in the same batches or earlier.
+    const spansOf = async (traceId: string) => {
+      const res = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
+      if (res.status !== 200) return [];
+      const [found] = ((await res.json()) as { data: JaegerTrace[] }).data;
+      return found ? found.spans.map((span) => found.processes[span.processID]?.serviceName) : [];
+    };
+    const seen = await eventually(
+      () => spansOf(sampled),
+      (services) => ['gateway', 'notes', 'files'].every((s) => services.includes(s)),
+    );
+    expect(new Set(seen)).toEqual(new Set(['gateway', 'notes', 'files']));
+    expect(await spansOf(unsampled)).toEqual([]);
+  });
 });
