@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
@@ -15,6 +15,8 @@ export interface Child {
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (or signal name). */
   stop(graceMs?: number): Promise<number | string | null>;
   exited: Promise<number | string | null>;
+  /** Where its stdout and stderr go. */
+  logFile: string;
 }
 
 export interface SpawnOptions {
@@ -56,6 +58,7 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
     process: child,
     pid: child.pid,
     exited,
+    logFile,
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return exited;
       child.kill('SIGTERM');
@@ -67,8 +70,46 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
   };
 }
 
-/** A port that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
+/**
+ * The kernel's ephemeral range, from which every outgoing connection takes its source port. A
+ * port chosen by binding port 0 comes from it too, and between our choosing it and a server
+ * binding it, any connection (a database pool's, a scrape's) may take it: the server then fails
+ * to start with EADDRINUSE. We choose below it instead, where no connection ever lands.
+ */
+function ephemeralStart(): number {
+  const path = '/proc/sys/net/ipv4/ip_local_port_range';
+  const start = existsSync(path) ? Number(readFileSync(path, 'utf8').trim().split(/\s+/)[0]) : Number.NaN;
+  return Number.isInteger(start) ? start : 32768;
+}
+
+const LOWEST_PORT = 15_000;
+/** Never the same port twice from one process, even once the first is closed again. */
+const handedOut = new Set<number>();
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolveBound) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolveBound(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveBound(true)));
+  });
+}
+
+/** A port free a moment ago, below the ephemeral range (see `ephemeralStart`). */
+export async function freePort(): Promise<number> {
+  const highest = ephemeralStart() - 1;
+  if (highest - LOWEST_PORT < 1000) return osPort(); // a range set unusually low: the OS chooses
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (highest - LOWEST_PORT + 1));
+    if (handedOut.has(port) || !(await canBind(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  return osPort();
+}
+
+/** A port the OS picks from its ephemeral range. */
+function osPort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
@@ -108,11 +149,18 @@ export async function waitFor(
     exited = true;
   });
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`${what}: the process exited before it was ready`);
+    if (exited) throw new Error(`${what}: the process exited before it was ready${logTail(child)}`);
     if (await probe().catch(() => false)) return;
     await sleep(100);
   }
   throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}
+
+/** The last lines a child wrote, to say why it died. */
+function logTail(child?: Child): string {
+  if (!child || !existsSync(child.logFile)) return '';
+  const lines = readFileSync(child.logFile, 'utf8').trimEnd().split('\n').slice(-15);
+  return `; the end of ${child.logFile}:\n${lines.join('\n')}`;
 }
 
 export async function httpOk(url: string): Promise<boolean> {
