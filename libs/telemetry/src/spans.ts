@@ -91,10 +91,11 @@ const NO_CLIENT_SPAN: ClientSpan = { headers: {}, end() {} };
 
 /**
  * A span for one request sent to `url`, named `name`, under `parent` (by default, the context it is
- * asked in). Tracing off, there is nothing to send or end. Ending it twice ends it once.
+ * asked in). Tracing off, or outside any trace (a background timer's call), there is nothing to
+ * send or end; in a trace not sampled, only its context to send. Ending it twice ends it once.
  */
 export function startClientSpan(method: string, url: string, name: string, parent = context.active()): ClientSpan {
-  if (!tracingOn()) return NO_CLIENT_SPAN;
+  if (!tracingOn() || trace.getSpan(parent) === undefined) return NO_CLIENT_SPAN;
   const headers: Record<string, string> = {};
   if (unsampled(parent)) {
     propagation.inject(parent, headers);
