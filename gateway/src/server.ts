@@ -1,9 +1,7 @@
-// First: when tracing is on, it patches http as it loads.
-import '@cs/telemetry/start';
 import { ConfigError } from '@cs/config';
 import { runServer } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
-import { startMetrics, stopTracing } from '@cs/telemetry';
+import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 import { createGateway } from './app';
 import { readConfig } from './config';
 
@@ -18,7 +16,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ name: 'gateway', level: config.LOG_LEVEL });
   try {
-    // Before the app is built: it measures requests only when metrics are on.
+    // Before the app is built: it traces and measures requests only when these are on.
+    startTracing('gateway');
     const metrics = await startMetrics('gateway', config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const app = createGateway(config, logger);

@@ -52,13 +52,14 @@ interface Running {
  * into `db_client_operation_duration_seconds`; with tracing on, as a span. Neither on, nothing.
  */
 export function observeOperations(connection: Connection): void {
-  const metrics = metricsEnabled();
-  if (!metrics && !tracingOn()) return;
-  const duration = histogram(
-    'db_client_operation_duration_seconds',
-    'Database operations as the service issued them, by operation, collection and outcome.',
-    ['operation', 'collection', 'outcome'],
-  );
+  if (!metricsEnabled() && !tracingOn()) return;
+  const duration = metricsEnabled()
+    ? histogram(
+        'db_client_operation_duration_seconds',
+        'Database operations as the service issued them, by operation, collection and outcome.',
+        ['operation', 'collection', 'outcome'],
+      )
+    : undefined;
   const database = connection.name;
   const running = new WeakMap<object, Running>();
 
@@ -76,11 +77,10 @@ export function observeOperations(connection: Connection): void {
     if (!op) return; // failed before its pre hook ran
     running.delete(on);
     op.span.end(error);
-    if (metrics)
-      duration.observe(
-        { operation: op.operation, collection: op.collection, outcome },
-        (performance.now() - op.started) / 1000,
-      );
+    duration?.observe(
+      { operation: op.operation, collection: op.collection, outcome },
+      (performance.now() - op.started) / 1000,
+    );
   };
   const errors = { errorHandler: true } as const;
 

@@ -1,14 +1,15 @@
 /**
  * How every service boots: read and check config (a bad one stops the boot naming the key),
  * connect to its database with retry, build the app, listen, and on SIGTERM drain and close.
- * Metrics, when configured, are served on their own port from before the database connects;
- * tracing (`@cs/telemetry/start`, the server's first import) sends its last spans at the end.
+ * Tracing and metrics, when configured, start first (what is built next asks whether they are on):
+ * metrics are served on their own port from before the database connects, and tracing sends its
+ * last spans at the end.
  */
 import { ConfigError } from '@cs/config';
 import { type HttpApp, runServer } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
 import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
-import { startMetrics, stopTracing } from '@cs/telemetry';
+import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 
 export interface BaseConfig {
   readonly PORT: number;
@@ -48,6 +49,7 @@ export async function runService<C extends BaseConfig>({
   }
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   try {
+    startTracing(name);
     const metrics = await startMetrics(name, config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const connection = await connectMongo(config.MONGO_URL, {

@@ -130,17 +130,20 @@ function errorKind(err: unknown): string {
  * of their own, so nothing here sees a presigning (it sends nothing).
  */
 function observe(s3: S3Client, bucket: string): void {
-  const metrics = metricsEnabled();
-  if (!metrics && !tracingOn()) return;
-  const duration = histogram(
-    'storage_operation_duration_seconds',
-    'Object storage calls, retries included, by operation and outcome.',
-    ['operation', 'outcome'],
-  );
-  const errors = counter('storage_errors_total', 'Object storage calls that failed, by operation and kind.', [
-    'operation',
-    'kind',
-  ]);
+  if (!metricsEnabled() && !tracingOn()) return;
+  const metrics = metricsEnabled()
+    ? {
+        duration: histogram(
+          'storage_operation_duration_seconds',
+          'Object storage calls, retries included, by operation and outcome.',
+          ['operation', 'outcome'],
+        ),
+        errors: counter('storage_errors_total', 'Object storage calls that failed, by operation and kind.', [
+          'operation',
+          'kind',
+        ]),
+      }
+    : undefined;
   s3.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
@@ -155,14 +158,12 @@ function observe(s3: S3Client, bucket: string): void {
       try {
         const result = await next(args);
         span.end();
-        if (metrics) duration.observe({ operation, outcome: 'ok' }, seconds());
+        metrics?.duration.observe({ operation, outcome: 'ok' }, seconds());
         return result;
       } catch (err) {
         span.end(err);
-        if (metrics) {
-          duration.observe({ operation, outcome: 'error' }, seconds());
-          errors.inc({ operation, kind: errorKind(err) });
-        }
+        metrics?.duration.observe({ operation, outcome: 'error' }, seconds());
+        metrics?.errors.inc({ operation, kind: errorKind(err) });
         throw err;
       }
     },

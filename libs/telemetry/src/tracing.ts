@@ -10,9 +10,6 @@
  * no instrumentation package patches any module. Only traces are exported: metrics are
  * Prometheus's (`metrics.ts`), and logs stay on stdout, carrying the trace id (`@cs/log`).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-
 type Env = Record<string, string | undefined>;
 
 export function tracingConfigured(env: Env = process.env): boolean {
@@ -20,24 +17,6 @@ export function tracingConfigured(env: Env = process.env): boolean {
   const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
   if (exporter === 'none') return false;
   return Boolean(exporter || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
-}
-
-/**
- * The process's service name when `OTEL_SERVICE_NAME` does not give one: its package's name
- * without the scope (`@cs/notes` → `notes`), read from the package.json above the main module.
- */
-function serviceNameOfMain(): string {
-  let dir = require.main ? dirname(require.main.filename) : process.cwd();
-  for (let depth = 0; depth < 5; depth++) {
-    try {
-      const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
-      if (name) return name.replace(/^@[^/]+\//, '');
-    } catch {
-      // not here: one directory up
-    }
-    dir = dirname(dir);
-  }
-  return 'content-service';
 }
 
 interface Tracing {
@@ -52,16 +31,16 @@ export function tracingOn(): boolean {
 }
 
 /**
- * Starts the SDK when tracing is configured. Must run before the app, its database connection and
- * its storage client are built, since they ask `tracingOn` then: servers import
- * `@cs/telemetry/start` first.
+ * Starts the SDK when tracing is configured, `service` naming the process unless
+ * `OTEL_SERVICE_NAME` does. Servers call it first, before the app, its database connection and its
+ * storage client are built: they ask `tracingOn` then.
  */
-export function startTracing(env: Env = process.env): Tracing | undefined {
+export function startTracing(service: string, env: Env = process.env): Tracing | undefined {
   if (running || !tracingConfigured(env)) return running;
   // Traces only, unless the operator asks for more.
   env.OTEL_LOGS_EXPORTER ??= 'none';
   env.OTEL_METRICS_EXPORTER ??= 'none';
-  env.OTEL_SERVICE_NAME ??= serviceNameOfMain();
+  env.OTEL_SERVICE_NAME ??= service;
   // Loaded here, so a process without tracing never pays for the SDK's modules.
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
 

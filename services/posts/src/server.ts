@@ -1,5 +1,3 @@
-// First: when tracing is on, it patches http, koa, mongodb and the S3 client as they load.
-import '@cs/telemetry/start';
 import { runService } from '@cs/service';
 import { createApp } from './app';
 import { readConfig } from './config';
