@@ -13,10 +13,12 @@ const PROBES = new Set(['/healthz', '/readyz']);
  */
 export function traceRequests() {
   return function traceRequests(req: Request, res: Response, next: NextFunction) {
-    if (PROBES.has(req.path)) return next();
-    const span = startServerSpan(req.method, req.path, req.headers);
-    res.once('close', () => {
-      const route = routeTemplate(req.path);
+    const path = req.path;
+    if (PROBES.has(path)) return next();
+    const span = startServerSpan(req.method, path, req.headers);
+    // Emitted once per response; `on` spares the wrapper `once` makes.
+    res.on('close', () => {
+      const route = routeTemplate(path);
       span.end(res.statusCode, route === 'other' ? undefined : route);
     });
     context.with(span.context, next);

@@ -12,8 +12,9 @@ const PROBES = new Set(['/healthz', '/readyz']);
  */
 export function traceRequests(): AppMiddleware {
   return async function traceRequests(ctx, next) {
-    if (PROBES.has(ctx.path)) return next();
-    const span = startServerSpan(ctx.method, ctx.path, ctx.headers);
+    const path = ctx.path;
+    if (PROBES.has(path)) return next();
+    const span = startServerSpan(ctx.method, path, ctx.headers);
     try {
       await context.with(span.context, next);
     } finally {

@@ -44,7 +44,8 @@ interface Running {
   operation: string;
   collection: string;
   started: number;
-  span: CallSpan;
+  /** Its span, when the request that asked is traced and sampled. */
+  span: CallSpan | undefined;
 }
 
 /**
@@ -70,13 +71,15 @@ export function observeOperations(connection: Connection): void {
       'db.collection.name': collection,
       'db.operation.name': operation,
     }));
+    // Tracing only, and nothing to record for this one: most requests, at a sampling ratio.
+    if (!duration && !span) return;
     running.set(on, { operation, collection, started: performance.now(), span });
   };
   const finish = (on: object, outcome: Outcome, error?: unknown) => {
     const op = running.get(on);
     if (!op) return; // failed before its pre hook ran
     running.delete(on);
-    op.span.end(error);
+    op.span?.end(error);
     duration?.observe(
       { operation: op.operation, collection: op.collection, outcome },
       (performance.now() - op.started) / 1000,

@@ -157,11 +157,11 @@ function observe(s3: S3Client, bucket: string): void {
       const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
       try {
         const result = await next(args);
-        span.end();
+        span?.end();
         metrics?.duration.observe({ operation, outcome: 'ok' }, seconds());
         return result;
       } catch (err) {
-        span.end(err);
+        span?.end(err);
         metrics?.duration.observe({ operation, outcome: 'error' }, seconds());
         metrics?.errors.inc({ operation, kind: errorKind(err) });
         throw err;

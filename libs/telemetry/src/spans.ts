@@ -54,14 +54,16 @@ export interface ServerSpan {
   end(status: number, route?: string): void;
 }
 
+const noop = () => {};
+
 /** Tracing off: no span, and no context to carry. */
-const UNTRACED: ServerSpan = { context: ROOT_CONTEXT, end() {} };
+const UNTRACED: ServerSpan = { context: ROOT_CONTEXT, end: noop };
 
 /** A span for one request received, or none when tracing is off. */
 export function startServerSpan(method: string, path: string, headers: IncomingHttpHeaders): ServerSpan {
   if (!tracingOn()) return UNTRACED;
   const parent = propagation.extract(ROOT_CONTEXT, headers);
-  if (unsampled(parent)) return { context: parent, end() {} };
+  if (unsampled(parent)) return { context: parent, end: noop };
   const span = tracer().startSpan(method, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) span.setAttributes({ 'http.request.method': method, 'url.path': path });
   return {
@@ -87,7 +89,7 @@ export interface ClientSpan {
   end(outcome: number | Error): void;
 }
 
-const NO_CLIENT_SPAN: ClientSpan = { headers: {}, end() {} };
+const NO_CLIENT_SPAN: ClientSpan = { headers: {}, end: noop };
 
 /**
  * A span for one request sent to `url`, named `name`, under `parent` (by default, the context it is
@@ -99,7 +101,7 @@ export function startClientSpan(method: string, url: string, name: string, paren
   const headers: Record<string, string> = {};
   if (unsampled(parent)) {
     propagation.inject(parent, headers);
-    return { headers, end() {} };
+    return { headers, end: noop };
   }
   const span = tracer().startSpan(name, { kind: SpanKind.CLIENT }, parent);
   if (span.isRecording()) {
@@ -140,17 +142,15 @@ export interface CallSpan {
   end(error?: unknown): void;
 }
 
-const NO_CALL_SPAN: CallSpan = { end() {} };
-
 /**
  * A span for one call to a dependency, named `name`, under the request's span it is asked in; its
  * attributes are computed only for a span that is sampled. Tracing off, outside any trace, or in
- * one not sampled, there is nothing to end.
+ * one not sampled, there is no span: callers then skip their own bookkeeping for it too.
  */
-export function startCallSpan(name: string, attributes: () => Attributes): CallSpan {
-  if (!tracingOn()) return NO_CALL_SPAN;
+export function startCallSpan(name: string, attributes: () => Attributes): CallSpan | undefined {
+  if (!tracingOn()) return undefined;
   const parent = context.active();
-  if (trace.getSpan(parent) === undefined || unsampled(parent)) return NO_CALL_SPAN;
+  if (trace.getSpan(parent) === undefined || unsampled(parent)) return undefined;
   const span = tracer().startSpan(name, { kind: SpanKind.CLIENT }, parent);
   if (span.isRecording()) span.setAttributes(attributes());
   return {
