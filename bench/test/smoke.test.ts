@@ -68,6 +68,14 @@ describe('npm run bench, with tiny durations', () => {
       uploadLinks: s.uploadLinks.ratio,
       multipart: s.multipart.ratio,
       notModified: s.notModified.ratio304To200,
+      ...Object.fromEntries(
+        (['hop', 'authenticated'] as const).flatMap((read) =>
+          ['metrics', 'tracing, 10% sampled', 'tracing, every span'].map((v) => [
+            `observability ${read} ${v}`,
+            s.observability.ratios[read][v],
+          ]),
+        ),
+      ),
     };
     for (const [name, ratio] of Object.entries(ratios))
       expect({ name, positive: isRatio(ratio) }).toEqual({ name, positive: true });
