@@ -3,9 +3,6 @@ import { context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import { routeTemplate } from './metrics';
 
-/** Probes are not requests anyone wants a trace of. */
-const PROBES = new Set(['/healthz', '/readyz']);
-
 /**
  * Runs each request in a server span of its own, under the caller's trace (a browser's SDK may
  * start it), named after the contract's route template (`GET /api/posts/{id}`). The proxy's
@@ -14,7 +11,6 @@ const PROBES = new Set(['/healthz', '/readyz']);
 export function traceRequests() {
   return function traceRequests(req: Request, res: Response, next: NextFunction) {
     const path = req.path;
-    if (PROBES.has(path)) return next();
     const span = startServerSpan(req.method, path, req.headers);
     // Emitted once per response; `on` spares the wrapper `once` makes.
     res.on('close', () => {

@@ -306,6 +306,15 @@ interface JaegerTrace {
 }
 
 describe('traces, stored by Jaeger', () => {
+  /** The services a trace's spans came from, as Jaeger has them (none when it has no such trace). */
+  const spansOf = async (traceId: string) => {
+    const res = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
+    if (res.status !== 200) return [];
+    const [found] = ((await res.json()) as { data: JaegerTrace[] }).data;
+    return found ? found.spans.map((span) => found.processes[span.processID]?.serviceName) : [];
+  };
+  const traceparent = (traceId: string) => `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+
   it('when a note is created with an attachment, then one trace holds the gateway, notes, files, and their database and storage calls, each under its caller', async () => {
     const token = await register();
     const key = await upload(token);
@@ -398,17 +407,33 @@ describe('traces, stored by Jaeger', () => {
 
     // The sampled one, sent after, reaches Jaeger from every process it passed: the unsampled
     // one's spans, had any been made, were sent in the same batches or earlier.
-    const spansOf = async (traceId: string) => {
-      const res = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
-      if (res.status !== 200) return [];
-      const [found] = ((await res.json()) as { data: JaegerTrace[] }).data;
-      return found ? found.spans.map((span) => found.processes[span.processID]?.serviceName) : [];
-    };
     const seen = await eventually(
       () => spansOf(sampled),
       (services) => ['gateway', 'notes', 'files'].every((s) => services.includes(s)),
     );
     expect(new Set(seen)).toEqual(new Set(['gateway', 'notes', 'files']));
     expect(await spansOf(unsampled)).toEqual([]);
+  });
+
+  it('when health probes come with a sampled trace, then no process records a span of them', async () => {
+    const probes = ['/healthz', '/readyz'].flatMap((path) =>
+      [system.gatewayUrl, system.processes.notes.url].map((base) => ({
+        url: `${base}${path}`,
+        traceId: randomBytes(16).toString('hex'),
+      })),
+    );
+    for (const { url, traceId } of probes) {
+      const res = await fetch(url, { headers: { traceparent: traceparent(traceId) } });
+      expect({ url, status: res.status }).toEqual({ url, status: 200 });
+    }
+    // A sampled request after them reaches Jaeger: the probes' spans, had any been made, were
+    // sent in the same batches or earlier.
+    const sampled = randomBytes(16).toString('hex');
+    expect((await call('GET', '/api/posts', { headers: { traceparent: traceparent(sampled) } })).status).toBe(200);
+    await eventually(
+      () => spansOf(sampled),
+      (services) => ['gateway', 'posts'].every((s) => services.includes(s)),
+    );
+    for (const { url, traceId } of probes) expect({ url, spans: await spansOf(traceId) }).toEqual({ url, spans: [] });
   });
 });

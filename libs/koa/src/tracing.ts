@@ -3,18 +3,13 @@ import { context } from '@opentelemetry/api';
 import type { AppMiddleware } from './context';
 import { matchedRoute } from './metrics';
 
-/** Probes are not requests anyone wants a trace of. */
-const PROBES = new Set(['/healthz', '/readyz']);
-
 /**
  * Runs each request in a server span of its own, under the caller's trace, named after the route's
  * template (`GET /api/posts/:id`). Installed only when tracing is on.
  */
 export function traceRequests(): AppMiddleware {
   return async function traceRequests(ctx, next) {
-    const path = ctx.path;
-    if (PROBES.has(path)) return next();
-    const span = startServerSpan(ctx.method, path, ctx.headers);
+    const span = startServerSpan(ctx.method, ctx.path, ctx.headers);
     try {
       await context.with(span.context, next);
     } finally {

@@ -59,9 +59,12 @@ const noop = () => {};
 /** Tracing off: no span, and no context to carry. */
 const UNTRACED: ServerSpan = { context: ROOT_CONTEXT, end: noop };
 
-/** A span for one request received, or none when tracing is off. */
+/** Health probes: not requests anyone wants a trace of, whoever sends them. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
+/** A span for one request received, or none when tracing is off or the request is a probe. */
 export function startServerSpan(method: string, path: string, headers: IncomingHttpHeaders): ServerSpan {
-  if (!tracingOn()) return UNTRACED;
+  if (!tracingOn() || PROBES.has(path)) return UNTRACED;
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   if (unsampled(parent)) return { context: parent, end: noop };
   const span = tracer().startSpan(method, { kind: SpanKind.SERVER }, parent);
