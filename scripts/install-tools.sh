@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the pinned local servers into .tools/bin, only when they are missing:
-#   ferretdb   FerretDB v1.24.2 (SQLite backend), through our own tiny main (scripts/ferretdb)
+#   ferretdb   FerretDB v1.24.2 (PostgreSQL or SQLite backend), through our own tiny main
+#              (scripts/ferretdb), rebuilt when that main changes
 #   versitygw  versitygw (POSIX backend), by go install of its pinned tag
 #   mailpit    Mailpit (an SMTP server with an HTTP API to read the mail back; its web UI is
 #              embedded), by go install of its pinned tag: where password-reset e-mails land
@@ -29,10 +30,12 @@ flock 9
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export CGO_ENABLED=0
 
-if [ ! -x "$bin/ferretdb" ]; then
+ferretdb_source="$(cat "$root"/scripts/ferretdb/{main.go,go.mod,go.sum} | sha256sum | cut -c1-16)"
+if [ ! -x "$bin/ferretdb" ] || [ "$(cat "$bin/.ferretdb-source" 2>/dev/null)" != "$ferretdb_source" ]; then
   echo "install-tools: building FerretDB v1.24.2 (first run only, about a minute)" >&2
   (cd "$root/scripts/ferretdb" && go build -trimpath -o "$bin/ferretdb.tmp" .)
   mv "$bin/ferretdb.tmp" "$bin/ferretdb"
+  echo "$ferretdb_source" >"$bin/.ferretdb-source"
 fi
 
 if [ ! -x "$bin/versitygw" ] || [ "$(cat "$bin/.versitygw-version" 2>/dev/null)" != "$VERSITYGW_VERSION" ]; then

@@ -16,6 +16,15 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${S3_ENDPOINT:-}" ] || [ -z "${SMTP_URL:-}" 
   bash scripts/install-tools.sh
 fi
 
+# The embedded FerretDB's backend (libs/devstack/src/postgres.ts). Without it FerretDB runs on
+# SQLite, which the launcher says at start-up.
+if [ -z "${MONGO_URL:-}" ] && [ -z "${PG_BIN:-}" ] && [ "${FERRETDB_BACKEND:-}" != sqlite ] \
+  && ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
+  # pg_ctlcluster (postgresql-common) is there whatever the version the package brings.
+  bash scripts/install-debian.sh postgresql /usr/bin/pg_ctlcluster PG_BIN \
+    || echo "setup: no PostgreSQL: the embedded FerretDB will run on SQLite" >&2
+fi
+
 echo "setup: building (tsc -b)" >&2
 node_modules/.bin/tsc -b
 

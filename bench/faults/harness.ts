@@ -53,10 +53,14 @@ export class OwnServer {
     return pid;
   }
 
-  /** SIGKILL: gone at once, as in a crash or a lost machine. */
+  /**
+   * SIGKILL: gone at once, as in a crash or a lost machine. What the server ran on (FerretDB's
+   * PostgreSQL) is stopped with it, so that `restart` starts the whole of it again on its data.
+   */
   async kill(): Promise<void> {
     process.kill(this.pid, 'SIGKILL');
     await this.server.child?.exited;
+    await this.server.stop();
   }
 
   async restart(): Promise<void> {

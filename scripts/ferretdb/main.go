@@ -1,4 +1,5 @@
-// Command ferretdb runs the embeddable FerretDB v1 with its SQLite backend.
+// Command ferretdb runs the embeddable FerretDB v1 on PostgreSQL (--postgresql-url) or, without
+// one, on SQLite (--sqlite-dir).
 //
 // `go install github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2` builds a binary that panics at
 // start, because the tagged module lacks its generated build/version/version.txt. Embedding the
@@ -21,17 +22,20 @@ import (
 
 func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
-	dataDir := flag.String("sqlite-dir", "", "existing directory for the SQLite databases (required)")
+	postgresURL := flag.String("postgresql-url", "", "PostgreSQL connection string: the PostgreSQL backend")
+	dataDir := flag.String("sqlite-dir", "", "existing directory for the SQLite databases: the SQLite backend")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	flag.Parse()
 
-	if *dataDir == "" {
-		fmt.Fprintln(os.Stderr, "ferretdb: --sqlite-dir is required")
+	if (*postgresURL == "") == (*dataDir == "") {
+		fmt.Fprintln(os.Stderr, "ferretdb: exactly one of --postgresql-url and --sqlite-dir is required")
 		os.Exit(2)
 	}
-	if st, err := os.Stat(*dataDir); err != nil || !st.IsDir() {
-		fmt.Fprintf(os.Stderr, "ferretdb: --sqlite-dir %q must be an existing directory\n", *dataDir)
-		os.Exit(2)
+	if *dataDir != "" {
+		if st, err := os.Stat(*dataDir); err != nil || !st.IsDir() {
+			fmt.Fprintf(os.Stderr, "ferretdb: --sqlite-dir %q must be an existing directory\n", *dataDir)
+			os.Exit(2)
+		}
 	}
 
 	var level slog.Level
@@ -41,12 +45,13 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + *dataDir + "/",
-		Logger:    logger,
-	})
+	config := &ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}, Logger: logger}
+	if *postgresURL != "" {
+		config.Handler, config.PostgreSQLURL = "postgresql", *postgresURL
+	} else {
+		config.Handler, config.SQLiteURL = "sqlite", "file:"+*dataDir+"/"
+	}
+	f, err := ferretdb.New(config)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %v\n", err)
 		os.Exit(1)
@@ -55,7 +60,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	logger.Warn("ferretdb listening", "addr", *listen, "data", *dataDir)
+	logger.Warn("ferretdb listening", "addr", *listen, "handler", config.Handler)
 	if err := f.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %v\n", err)
 		os.Exit(1)

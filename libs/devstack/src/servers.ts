@@ -1,13 +1,14 @@
 /**
  * The real MongoDB-protocol, S3 and SMTP servers for local runs and tests. An external server
  * named by the environment (MONGO_URL, S3_ENDPOINT, SMTP_URL) always wins; else `mongod` when on
- * PATH, else the pinned FerretDB; versitygw; and Mailpit, all built by scripts/install-tools.sh
- * into .tools/bin.
+ * PATH, else the pinned FerretDB on Debian's PostgreSQL, else FerretDB on SQLite; versitygw; and
+ * Mailpit, all built by scripts/install-tools.sh into .tools/bin.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ObjectStorage } from '@cs/storage';
+import { postgresBin, type RunningPostgres, startPostgres } from './postgres';
 import { type Child, canConnect, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 
 export const TOOLS_BIN = join(REPO_ROOT, '.tools', 'bin');
@@ -35,38 +36,82 @@ export function ensureTools(): void {
   execFileSync('bash', [join(REPO_ROOT, 'scripts', 'install-tools.sh')], { stdio: 'inherit' });
 }
 
+export interface MongoServer extends RunningServer {
+  /** Set when FerretDB runs on SQLite: why it could not run on PostgreSQL. */
+  fallback?: string;
+}
+
 export interface MongoStartOptions {
   dataDir: string;
   port?: number;
   env?: NodeJS.ProcessEnv;
 }
 
-export async function startMongo({ dataDir, port, env = process.env }: MongoStartOptions): Promise<RunningServer> {
+/**
+ * The MongoDB-protocol server. FerretDB's backend is PostgreSQL when Debian's package is installed
+ * (FERRETDB_BACKEND=sqlite forces SQLite): on SQLite, FerretDB filters only by _id in the database
+ * and reads every other query's whole collection, which stops serving lists at about ten thousand
+ * posts. `fallback` says why SQLite was used, for the launcher to tell the user.
+ */
+export async function startMongo({ dataDir, port, env = process.env }: MongoStartOptions): Promise<MongoServer> {
   if (env.MONGO_URL) return { kind: `external (${redact(env.MONGO_URL)})`, url: env.MONGO_URL, stop: async () => {} };
   const listenPort = port ?? (await freePort());
-  const dir = join(dataDir, 'mongo');
-  mkdirSync(dir, { recursive: true });
+  const url = `mongodb://127.0.0.1:${listenPort}`;
   const mongod = onPath('mongod');
-  const child = mongod
-    ? spawnChild({
-        name: 'mongod',
-        command: mongod,
-        args: ['--dbpath', dir, '--port', String(listenPort), '--bind_ip', '127.0.0.1', '--quiet'],
-        logFile: join(dataDir, 'logs', 'mongod.log'),
-      })
-    : spawnChild({
-        name: 'ferretdb',
-        command: join(TOOLS_BIN, 'ferretdb'),
-        args: ['--listen-addr', `127.0.0.1:${listenPort}`, '--sqlite-dir', dir],
-        logFile: join(dataDir, 'logs', 'ferretdb.log'),
-      });
-  await waitFor(child.name, () => canConnect(listenPort), { child });
+  if (mongod) {
+    const dir = join(dataDir, 'mongo');
+    mkdirSync(dir, { recursive: true });
+    const child = spawnChild({
+      name: 'mongod',
+      command: mongod,
+      args: ['--dbpath', dir, '--port', String(listenPort), '--bind_ip', '127.0.0.1', '--quiet'],
+      logFile: join(dataDir, 'logs', 'mongod.log'),
+    });
+    await waitFor('mongod', () => canConnect(listenPort), { child });
+    return { kind: 'mongod', url, child, port: listenPort, stop: async () => void (await child.stop()) };
+  }
+
+  const pgBin = env.FERRETDB_BACKEND === 'sqlite' ? undefined : postgresBin(env);
+  const fallback =
+    env.FERRETDB_BACKEND === 'sqlite'
+      ? 'FERRETDB_BACKEND=sqlite'
+      : pgBin
+        ? undefined
+        : "PostgreSQL is not installed (Debian's postgresql package, or PG_BIN)";
+  let postgres: RunningPostgres | undefined;
+  let backendArgs: string[];
+  if (pgBin) {
+    postgres = await startPostgres(pgBin, dataDir);
+    backendArgs = ['--postgresql-url', postgres.url];
+  } else {
+    const dir = join(dataDir, 'mongo');
+    mkdirSync(dir, { recursive: true });
+    backendArgs = ['--sqlite-dir', dir];
+  }
+  const child = spawnChild({
+    name: 'ferretdb',
+    command: join(TOOLS_BIN, 'ferretdb'),
+    args: ['--listen-addr', `127.0.0.1:${listenPort}`, ...backendArgs],
+    // FerretDB allocates much per operation: at GOGC=400 (against Go's 100) a find by _id cost a
+    // third less of its CPU (0.40 → 0.27 ms) and its RSS grew from 30 to 43 MB.
+    env: { GOGC: env.GOGC ?? '400' },
+    logFile: join(dataDir, 'logs', 'ferretdb.log'),
+  });
+  const stop = async () => {
+    await child.stop();
+    await postgres?.stop();
+  };
+  await waitFor('ferretdb', () => canConnect(listenPort), { child }).catch(async (err) => {
+    await stop();
+    throw err;
+  });
   return {
-    kind: mongod ? 'mongod' : 'FerretDB v1.24.2 (SQLite)',
-    url: `mongodb://127.0.0.1:${listenPort}`,
+    kind: postgres ? 'FerretDB v1.24.2 (PostgreSQL)' : 'FerretDB v1.24.2 (SQLite)',
+    url,
     child,
     port: listenPort,
-    stop: async () => void (await child.stop()),
+    fallback,
+    stop,
   };
 }
 

@@ -66,6 +66,10 @@ async function main(): Promise<void> {
       startMail({ dataDir }).then(keep),
     ]);
     console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
+    if (mongo.fallback) {
+      console.log(`                  ${mongo.fallback}: FerretDB runs on SQLite, which reads whole collections`);
+      console.log('                  for lists and slows down beyond a few thousand posts.');
+    }
     console.log(`S3 storage:       ${storage.kind} at ${storage.url}`);
     console.log(
       mail.child
