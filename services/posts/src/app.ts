@@ -3,7 +3,8 @@ import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { postModel } from './model';
-import { createPosts } from './posts';
+import { createPageCache } from './page-cache';
+import { createPosts, pageSize } from './posts';
 import { postRoutes } from './routes';
 
 export interface Deps {
@@ -18,7 +19,7 @@ export async function createApp({ config, connection, logger, authenticate }: De
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
-  const posts = createPosts(model, turns);
+  const posts = createPosts(model, turns, createPageCache(connection, pageSize));
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({

@@ -3,12 +3,16 @@
  * plain `Post` objects; mongoose documents never leave this module. Every update of a post is its
  * next version, taken as a turn (`@cs/mongo` turns), so a draft is published once, with one
  * publishedAt, however many requests race for it, on FerretDB as on MongoDB.
+ *
+ * Pages of the public list are kept between changes to published posts (page-cache.ts): every
+ * operation that can change what the list shows says so before it returns.
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
 import { type Cursor, findPage, NEWEST_FIRST, type Page, type Turns } from '@cs/mongo';
 import type { QueryFilter } from 'mongoose';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
+import type { PageCache } from './page-cache';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
 import { messages } from './schemas';
 
@@ -31,7 +35,14 @@ function concurrentChange(): HttpError {
   return new HttpError(409, messages.concurrentChange);
 }
 
-export function createPosts(posts: PostModel, turns: Turns) {
+/** What a kept page costs in memory, roughly: the characters of its posts' text. */
+export function pageSize(page: PostPage): number {
+  let chars = 0;
+  for (const post of page.posts) chars += post.title.length + post.body.length;
+  return chars;
+}
+
+export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<PostPage>) {
   /**
    * One write to the author's post, in its turn; anyone else's post is as good as missing.
    * `check` refuses before the turn is taken.
@@ -63,19 +74,21 @@ export function createPosts(posts: PostModel, turns: Turns) {
 
   return {
     /** Published posts, newest first, with the tag filter when given. Count and page run together. */
-    async listPublished({ page, limit, tag }: ListQuery): Promise<PostPage> {
-      const filter: QueryFilter<PostRecord> =
-        tag === undefined ? { status: 'published' } : { status: 'published', tags: tag };
-      const [total, records] = await Promise.all([
-        posts.countDocuments(filter),
-        posts
-          .find(filter, POST_FIELDS)
-          .sort(NEWEST_FIRST)
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean<PostRecord[]>(),
-      ]);
-      return { posts: records.map(toPost), total, page, pages: Math.ceil(total / limit) };
+    listPublished({ page, limit, tag }: ListQuery): Promise<PostPage> {
+      return pages.get(`${tag ?? ''} ${page} ${limit}`, async () => {
+        const filter: QueryFilter<PostRecord> =
+          tag === undefined ? { status: 'published' } : { status: 'published', tags: tag };
+        const [total, records] = await Promise.all([
+          posts.countDocuments(filter),
+          posts
+            .find(filter, POST_FIELDS)
+            .sort(NEWEST_FIRST)
+            .skip((page - 1) * limit)
+            .limit(limit)
+            .lean<PostRecord[]>(),
+        ]);
+        return { posts: records.map(toPost), total, page, pages: Math.ceil(total / limit) };
+      });
     },
 
     /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */
@@ -97,30 +110,36 @@ export function createPosts(posts: PostModel, turns: Turns) {
     },
 
     /** Only the author's post. A change from draft to published also sets publishedAt. */
-    update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
-      return writePost(id, authorId, (current) =>
-        changes.status === 'published' && current.status === 'draft'
+    async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
+      let wasPublished = false;
+      const post = await writePost(id, authorId, (current) => {
+        wasPublished = current.status === 'published';
+        return changes.status === 'published' && current.status === 'draft'
           ? { ...changes, publishedAt: new Date() }
-          : changes,
-      );
+          : changes;
+      });
+      if (wasPublished || post.status === 'published') await pages.changed();
+      return post;
     },
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
     async removeAllBy(authorId: string): Promise<void> {
-      await posts.deleteMany({ authorId });
+      const { deletedCount } = await posts.deleteMany({ authorId });
+      if (deletedCount > 0) await pages.changed();
     },
 
     /** Deletes the author's post if there is one; nothing tells whether there was. */
     async remove(id: string, authorId: string): Promise<void> {
-      await posts.deleteOne({ _id: id, authorId });
+      const { deletedCount } = await posts.deleteOne({ _id: id, authorId });
+      if (deletedCount > 0) await pages.changed();
     },
 
     /**
      * The internal publish operation (not an endpoint): a draft becomes published when the user
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
-    publish(postId: string, userId: string): Promise<Post> {
-      return writePost(
+    async publish(postId: string, userId: string): Promise<Post> {
+      const post = await writePost(
         postId,
         userId,
         () => ({ status: 'published', publishedAt: new Date() }),
@@ -128,6 +147,8 @@ export function createPosts(posts: PostModel, turns: Turns) {
           if (current.status === 'published') throw alreadyPublished();
         },
       );
+      await pages.changed();
+      return post;
     },
   };
 }

@@ -8,7 +8,8 @@ import { createTurns } from '@cs/mongo';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { postModel } from '../src/model';
-import { createPosts, type Posts } from '../src/posts';
+import { createPageCache } from '../src/page-cache';
+import { createPosts, type Posts, pageSize } from '../src/posts';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
 let h: PostsHarness;
@@ -21,7 +22,9 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) {
     const connection = await mongoose.createConnection(h.db.url).asPromise();
     connections.push(connection);
-    replicas.push(createPosts(postModel(connection), await createTurns(connection)));
+    replicas.push(
+      createPosts(postModel(connection), await createTurns(connection), createPageCache(connection, pageSize)),
+    );
   }
 });
 afterAll(async () => {

@@ -3,7 +3,8 @@ import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type 
 import { Types } from 'mongoose';
 import { createApp } from '../src/app';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
-import { createPosts, type Posts } from '../src/posts';
+import { createPageCache, markListingChanged } from '../src/page-cache';
+import { createPosts, type Posts, pageSize } from '../src/posts';
 
 export interface PostsHarness {
   http: ReturnType<typeof api>;
@@ -24,7 +25,8 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  return { http: api(app.callback()), model, posts: createPosts(model, turns), accounts, db, logs };
+  const posts = createPosts(model, turns, createPageCache(db.connection, pageSize));
+  return { http: api(app.callback()), model, posts, accounts, db, logs };
 }
 
 /** An author is any caller. */
@@ -40,8 +42,8 @@ export interface SeedPost {
 }
 
 /**
- * Inserts posts through the driver, so createdAt is exactly what the test says. Returns the ids
- * in the order given.
+ * Inserts posts through the driver, so createdAt is exactly what the test says, and tells the
+ * service's kept pages, as any write around the service must. Returns the ids in the order given.
  */
 export async function seed(model: PostModel, posts: SeedPost[]): Promise<string[]> {
   const docs = posts.map((p, i) => {
@@ -59,6 +61,7 @@ export async function seed(model: PostModel, posts: SeedPost[]): Promise<string[
     } satisfies PostRecord;
   });
   await model.collection.insertMany(docs);
+  await markListingChanged(model.db);
   return docs.map((d) => d._id.toHexString());
 }
 
