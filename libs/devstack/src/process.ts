@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
@@ -32,23 +32,24 @@ export interface SpawnOptions {
 
 export function spawnChild({ name, command, args, env, cwd, logFile, echo = false }: SpawnOptions): Child {
   mkdirSync(dirname(logFile), { recursive: true });
-  const log = createWriteStream(logFile, { flags: 'a' });
+  // The child writes its own log file unless we must echo it: then its output passes through us.
+  const fd = echo ? undefined : openSync(logFile, 'a');
   const child = spawn(command, args, {
     cwd: cwd ?? REPO_ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
   });
+  if (fd !== undefined) closeSync(fd);
+  const log = fd === undefined ? createWriteStream(logFile, { flags: 'a' }) : undefined;
   for (const stream of [child.stdout, child.stderr]) {
     stream?.on('data', (chunk: Buffer) => {
-      log.write(chunk);
-      if (echo) {
-        for (const line of chunk.toString().split('\n')) if (line) process.stdout.write(`[${name}] ${line}\n`);
-      }
+      log?.write(chunk);
+      for (const line of chunk.toString().split('\n')) if (line) process.stdout.write(`[${name}] ${line}\n`);
     });
   }
   const exited = new Promise<number | string | null>((resolveExit) => {
     child.once('exit', (code, signal) => {
-      log.end();
+      log?.end();
       resolveExit(code ?? signal);
     });
   });
