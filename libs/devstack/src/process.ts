@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
@@ -164,8 +165,18 @@ function logTail(child?: Child): string {
   return `; the end of ${child.logFile}:\n${lines.join('\n')}`;
 }
 
-export async function httpOk(url: string): Promise<boolean> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-  await res.arrayBuffer();
-  return res.ok;
+/**
+ * Whether a GET of `url` answers 2xx within a second. Through node:http, not fetch: fetch loads
+ * undici, about 15 MB that the launcher would then keep for as long as the system runs.
+ */
+export function httpOk(url: string): Promise<boolean> {
+  return new Promise((resolveOk, reject) => {
+    const req = get(url, { timeout: 1000 }, (res) => {
+      res.resume();
+      res.once('end', () => resolveOk((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
+      res.once('error', reject);
+    });
+    req.once('timeout', () => req.destroy(new Error(`GET ${url}: no answer within 1 s`)));
+    req.once('error', reject);
+  });
 }

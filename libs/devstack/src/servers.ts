@@ -7,7 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ObjectStorage } from '@cs/storage';
 import { postgresBin, type RunningPostgres, startPostgres } from './postgres';
 import { type Child, canConnect, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 
@@ -226,6 +225,10 @@ export async function startMail({ dataDir, port, env = process.env }: MailStartO
   };
 }
 
+/**
+ * Creates the bucket and its CORS rule. The S3 client is loaded here, not with this module: the
+ * launcher runs this in a child of its own (prepare-bucket.ts), and stays small.
+ */
 export async function prepareBucket(settings: {
   endpoint: string;
   region: string;
@@ -234,6 +237,7 @@ export async function prepareBucket(settings: {
   secretAccessKey: string;
   corsOrigins: readonly string[];
 }): Promise<void> {
+  const { ObjectStorage } = await import('@cs/storage');
   const storage = new ObjectStorage(settings);
   try {
     await storage.ensureBucket(settings.corsOrigins);

@@ -3,11 +3,13 @@
  * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the four services
  * and the gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { REPO_ROOT } from './process';
-import { ensureTools, prepareBucket, type RunningServer, startMail, startMongo, startStorage } from './servers';
+import { ensureTools, type RunningServer, startMail, startMongo, startStorage } from './servers';
 import { type RunningSystem, startSystem } from './system';
 
 const DEV_STORAGE = {
@@ -76,7 +78,9 @@ async function main(): Promise<void> {
         ? `Mail (Mailpit):   ${mail.apiUrl} (password-reset e-mails land here)`
         : `Mail (SMTP):      ${mail.kind}${mail.apiUrl ? `, read at ${mail.apiUrl}` : ''}`,
     );
-    await prepareBucket({ endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') });
+    // In a child: the S3 client is big, and this process lives as long as the system does.
+    const bucket = { endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') };
+    await promisify(execFile)(process.execPath, [join(__dirname, 'prepare-bucket.js'), JSON.stringify(bucket)]);
 
     system = await startSystem({
       dataDir,
