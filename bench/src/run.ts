@@ -4,7 +4,7 @@
  * absolute numbers on a shared 2-core machine are noise. Writes bench/results/latest.{json,md}.
  *
  * Knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (4), BENCH_SOAK_S (60),
- * BENCH_SIZES (1000,10000), BENCH_MULTIPART_MB (1024), BENCH_MULTIPART_ROUNDS (3),
+ * BENCH_SIZES (1000,10000), BENCH_VOLUMES (10000,50000), BENCH_MULTIPART_MB (1024), BENCH_MULTIPART_ROUNDS (3),
  * BENCH_OBSERVED_ROUNDS (7), BENCH_OBSERVED_WARMUP_S (15),
  * BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT.
  */
@@ -19,7 +19,6 @@ import {
   httpOk,
   prepareBucket,
   REPO_ROOT,
-  type RunningServer,
   type RunningSystem,
   spawnChild,
   startJaeger,
@@ -31,12 +30,16 @@ import {
 } from '@cs/devstack';
 import mongoose, { Types } from 'mongoose';
 import type { LoadResult, LoadSpec } from './load';
-import { rssMb } from './rss';
+import { memoryOf, processTree, rssMb } from './rss';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 4);
 const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 60);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+/** Scenario 10's sizes, after its near-empty measurement: how many posts are stored. */
+const VOLUMES = (process.env.BENCH_VOLUMES ?? '10000,50000').split(',').map(Number);
+/** How often scenario 10's writer changes a published post while the list is read. */
+const CHANGE_EVERY_MS = 1000;
 /** The file of the multipart scenario, and its rounds (each round sends it twice). */
 const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB ?? 1024);
 const MULTIPART_ROUNDS = Number(process.env.BENCH_MULTIPART_ROUNDS ?? 3);
@@ -145,11 +148,8 @@ async function main(): Promise<void> {
 
   try {
     if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
-    const [mongo, storage]: RunningServer[] = await Promise.all([
-      startMongo({ dataDir }),
-      startStorage({ dataDir, ...S3 }),
-    ]);
-    owned.push(mongo as RunningServer, storage as RunningServer);
+    const [mongo, storage] = await Promise.all([startMongo({ dataDir }), startStorage({ dataDir, ...S3 })]);
+    owned.push(mongo, storage);
     await prepareBucket({ endpoint: storage?.url ?? '', ...S3, corsOrigins: [] });
 
     const system: RunningSystem = await startSystem({
@@ -244,6 +244,92 @@ async function main(): Promise<void> {
       return result;
     };
     const C = 10;
+
+    // Memory per process: ours, FerretDB, and PostgreSQL with its backends. RSS counts the pages
+    // a process shares (Node's own code, in each of ours) in full; PSS counts its share of them.
+    const memorySnapshot = () => {
+      const ours = Object.fromEntries(Object.values(system.processes).map((p) => [p.name, memoryOf([p.child.pid])]));
+      const pids = Object.values(system.processes).map((p) => p.child.pid);
+      return {
+        ...ours,
+        'the five together': memoryOf(pids),
+        ...(mongo.child ? { ferretdb: memoryOf([mongo.child.pid]) } : {}),
+        ...(mongo.postgres ? { postgres: memoryOf(processTree(mongo.postgres.pid)) } : {}),
+      };
+    };
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const idleMemory = memorySnapshot();
+
+    // 10. The embedded default at volume: a post by id and the public list by tag through the
+    // gateway, 10 clients, with N posts stored (a tenth of them tagged "listed"). The list is
+    // read with its pages kept, then while a writer changes a published post every second (each
+    // change makes every kept page be computed again), and one request is timed right after a
+    // change: what a page costs to compute.
+    let stored = await posts.estimatedDocumentCount();
+    const otherAuthor = new Types.ObjectId();
+    let changes = 0;
+    const changeListing = async () => {
+      changes += 1;
+      const res = await fetch(`${gw}${postPath}`, {
+        method: 'PUT',
+        headers: auth,
+        body: JSON.stringify({ title: `Bench post, change ${changes}` }),
+      });
+      if (!res.ok) throw new Error(`PUT ${postPath}: ${res.status}`);
+    };
+    const atVolume = async (size: number) => {
+      while (stored < size) {
+        const first = stored;
+        const n = Math.min(1000, size - first);
+        await posts.insertMany(
+          Array.from({ length: n }, (_, i) =>
+            doc(first + i + 100_000, { authorId: otherAuthor, tags: (first + i) % 10 === 0 ? ['listed'] : ['other'] }),
+          ),
+        );
+        stored += n;
+      }
+      // Written around the service: its kept pages are told, as any such write must.
+      await db
+        .collection('listing_versions')
+        .updateOne(
+          { _id: 'published' as unknown as Types.ObjectId },
+          { $set: { token: new Types.ObjectId() } },
+          { upsert: true },
+        );
+      const list = `${gw}/api/posts?tag=listed&limit=20`;
+      const byId = await load({ url: `${gw}${postPath}`, connections: C }, 2 * DURATION_S);
+      const kept = await load({ url: list, connections: C }, 2 * DURATION_S);
+      let writing = true;
+      const writer = (async () => {
+        let made = 0;
+        while (writing) {
+          await changeListing();
+          made += 1;
+          await new Promise((resolve) => setTimeout(resolve, CHANGE_EVERY_MS));
+        }
+        return made;
+      })();
+      const changing = await load({ url: list, connections: C }, 2 * DURATION_S);
+      writing = false;
+      const made = await writer;
+      const computeMs: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        await changeListing();
+        const t = process.hrtime.bigint();
+        const res = await fetch(list);
+        await res.arrayBuffer();
+        if (!res.ok) throw new Error(`GET ${list}: ${res.status}`);
+        computeMs.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      return {
+        posts: stored,
+        byId,
+        listKept: kept,
+        listChanging: { ...changing, changes: made },
+        firstAfterChangeMs: round(median(computeMs), 1),
+      };
+    };
+    const volumes = [await scenario('10 embedded default, near-empty', () => atVolume(0))];
 
     // 1. The gateway hop.
     const hop = await scenario('1 gateway hop', () =>
@@ -362,6 +448,9 @@ async function main(): Promise<void> {
         });
       }
     });
+
+    for (const size of VOLUMES)
+      volumes.push(await scenario(`10 embedded default, ${size} posts`, () => atVolume(size)));
 
     // 5. Issuing an upload link against reading a post, both through the gateway: any design
     // pays the gateway hop, so this is what issuing a link can be asked to cost.
@@ -489,6 +578,7 @@ async function main(): Promise<void> {
         ]),
       );
     });
+    const afterLoadMemory = memorySnapshot();
     await db.close();
 
     const ratio = (a = 0, b = 1) => round(a / b, 3);
@@ -503,8 +593,8 @@ async function main(): Promise<void> {
         node: process.version,
         mongo: mongo?.kind,
         storage: storage?.kind,
-        note: mongo?.kind.startsWith('FerretDB')
-          ? 'FerretDB on SQLite reads a collection into memory for non-_id filters: database figures are not MongoDB figures.'
+        note: mongo.kind.startsWith('FerretDB')
+          ? 'FerretDB sends down only equality filters (PostgreSQL) or only _id (SQLite), never sort, skip or limit: database figures are not MongoDB figures.'
           : undefined,
       },
       scenarios: {
@@ -517,6 +607,11 @@ async function main(): Promise<void> {
         authCost: { ...authCost, ratio: ratio(authCost.verified?.rps, authCost.unverified?.rps), goal: '≥ 0.95' },
         login: { ...login, ratio: ratio(login.login?.rps, login['bcrypt.compare']?.rps), goal: '≥ 0.9' },
         publicList: { sizes: list, goal: 'service overhead ≤ 2 ms at p50' },
+        volume: {
+          sizes: volumes,
+          changeEveryMs: CHANGE_EVERY_MS,
+          goal: 'at 10,000 posts, 10 clients: list by tag with no 5xx and p50 ≤ 50 ms; by id p50 ≤ 5 ms',
+        },
         uploadLinks: {
           ...uploads,
           ratio: ratio(uploads['upload-url']?.rps, uploads['GET post']?.rps),
@@ -547,7 +642,14 @@ async function main(): Promise<void> {
           ratioOf: 'median of the round-by-round ratios to off',
           goal: 'metrics ≥ 0.97 × off; tracing (10% sampled, exporting to Jaeger) ≥ 0.9 × off',
         },
-        memory: { perScenario: memory, soak, goal: 'no process grows more than 20% across the soak once warm' },
+        memory: {
+          perScenario: memory,
+          soak,
+          goal: 'no process grows more than 20% across the soak once warm',
+          idle: idleMemory,
+          afterLoad: afterLoadMemory,
+          idleGoal: 'the five processes together ≤ 300 MB',
+        },
       },
     };
     mkdirSync(OUT, { recursive: true });
@@ -568,6 +670,8 @@ function round(n: number, digits = 1): number {
 
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON built just above
 type Report = Record<string, any>;
+
+const failed = (x: Report): number => (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0);
 
 function markdown(r: Report): string {
   const s = r.scenarios;
@@ -596,6 +700,15 @@ function markdown(r: Report): string {
       `Server-Timing split, p50: ${x.overheadInServiceP50Ms} ms in the service, ${x.overheadRoundTripP50Ms} ms round trip (p99 ${x.overheadRoundTripP99Ms}); by subtraction of medians: ${x.serviceOverheadP50Ms} ms`,
       s.publicList.goal,
     ]),
+    ...s.volume.sizes.map(
+      (v: Report) =>
+        [
+          `10 embedded default, ${v.posts} posts`,
+          `by id ${v.byId.rps.toFixed(0)} rps, p50 ${v.byId.p50} ms, p99 ${v.byId.p99} ms; list by tag, pages kept: ${v.listKept.rps.toFixed(0)} rps, p50 ${v.listKept.p50} ms, p99 ${v.listKept.p99} ms, ${failed(v.listKept)} failed; list while a post changes every ${s.volume.changeEveryMs / 1000} s (${v.listChanging.changes} changes): ${v.listChanging.rps.toFixed(0)} rps, p50 ${v.listChanging.p50} ms, p99 ${v.listChanging.p99} ms, ${failed(v.listChanging)} failed; one list right after a change ${v.firstAfterChangeMs} ms`,
+          `by id p50 ${v.byId.p50} ms; list p50 ${v.listKept.p50} ms (${v.listChanging.p50} ms changing), ${failed(v.listKept) + failed(v.listChanging)} failed`,
+          s.volume.goal,
+        ] as [string, string, string, string],
+    ),
     [
       '5 upload links',
       `upload-url ${s.uploadLinks['upload-url'].rps.toFixed(0)} rps; GET post ${s.uploadLinks['GET post'].rps.toFixed(0)} rps`,
@@ -637,6 +750,18 @@ function markdown(r: Report): string {
         ],
     ),
   ];
+  const memoryRows = (['idle', 'afterLoad'] as const).map(
+    (when) =>
+      [
+        `memory, ${when === 'idle' ? 'idle after start' : 'after the whole run'}`,
+        Object.entries(s.memory[when] as Report)
+          .map(([name, x]: [string, Report]) => `${name} ${x.rssMb} MB RSS / ${x.pssMb} MB PSS`)
+          .join('; '),
+        `the five: ${s.memory[when]['the five together'].rssMb} MB RSS, ${s.memory[when]['the five together'].pssMb} MB PSS`,
+        s.memory.idleGoal,
+      ] as [string, string, string, string],
+  );
+  rows.push(...memoryRows);
   const m = r.machine;
   return [
     `# Benchmark ${r.when}`,

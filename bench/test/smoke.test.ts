@@ -23,6 +23,7 @@ function runBench(): Promise<{ code: number | null; stdout: string; stderr: stri
           BENCH_DURATION_S: '0.5',
           BENCH_SOAK_S: '1',
           BENCH_SIZES: '20,40',
+          BENCH_VOLUMES: '100,120',
           BENCH_MULTIPART_MB: '20',
           BENCH_MULTIPART_ROUNDS: '1',
           BENCH_OBSERVED_ROUNDS: '1',
@@ -101,6 +102,24 @@ describe('npm run bench, with tiny durations', () => {
       expect(size.overheadInServiceP50Ms).toBeGreaterThanOrEqual(0);
       expect(size.overheadRoundTripP50Ms).toBeGreaterThan(size.overheadInServiceP50Ms);
     }
+    expect(s.volume.sizes.map((v: { posts: number }) => v.posts)).toEqual([expect.any(Number), 100, 120]);
+    expect(s.volume.sizes[0].posts).toBeLessThan(100);
+    for (const v of s.volume.sizes) {
+      for (const read of [v.byId, v.listKept, v.listChanging]) {
+        expect(read.requests).toBeGreaterThan(0);
+        expect(read.non2xx + read.errors + read.timeouts).toBe(0);
+      }
+      expect(v.listChanging.changes).toBeGreaterThanOrEqual(1);
+      expect(v.firstAfterChangeMs).toBeGreaterThan(0);
+    }
+    for (const when of ['idle', 'afterLoad']) {
+      const processes = ['files', 'gateway', 'identity', 'notes', 'posts', 'the five together'];
+      expect(Object.keys(s.memory[when])).toEqual(expect.arrayContaining(processes));
+      for (const name of processes) {
+        expect(s.memory[when][name].rssMb).toBeGreaterThan(10);
+        expect(s.memory[when][name].pssMb).toBeGreaterThan(1);
+      }
+    }
     expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts']);
     for (const m of Object.values(s.memory.soak) as { warmMb: number; afterMb: number }[]) {
       expect(m.warmMb).toBeGreaterThan(10);
@@ -110,5 +129,7 @@ describe('npm run bench, with tiny durations', () => {
     const table = readFileSync(join(out, 'latest.md'), 'utf8');
     expect(table).toContain('| scenario | measured | ratio | goal |');
     expect(table).toContain('1 gateway hop');
+    expect(table).toContain('10 embedded default, 120 posts');
+    expect(table).toContain('memory, idle after start');
   }, 200_000);
 });

@@ -38,6 +38,8 @@ export function ensureTools(): void {
 export interface MongoServer extends RunningServer {
   /** Set when FerretDB runs on SQLite: why it could not run on PostgreSQL. */
   fallback?: string;
+  /** The PostgreSQL server under FerretDB, when there is one. */
+  postgres?: Child;
 }
 
 export interface MongoStartOptions {
@@ -110,6 +112,7 @@ export async function startMongo({ dataDir, port, env = process.env }: MongoStar
     child,
     port: listenPort,
     fallback,
+    postgres: postgres?.child,
     stop,
   };
 }
