@@ -1,4 +1,6 @@
+export * from './bucket';
 export * from './observability';
+export * from './postgres';
 export * from './process';
 export * from './servers';
 export * from './system';

@@ -228,27 +228,6 @@ export async function startMail({ dataDir, port, env = process.env }: MailStartO
   };
 }
 
-/**
- * Creates the bucket and its CORS rule. The S3 client is loaded here, not with this module: the
- * launcher runs this in a child of its own (prepare-bucket.ts), and stays small.
- */
-export async function prepareBucket(settings: {
-  endpoint: string;
-  region: string;
-  bucket: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  corsOrigins: readonly string[];
-}): Promise<void> {
-  const { ObjectStorage } = await import('@cs/storage');
-  const storage = new ObjectStorage(settings);
-  try {
-    await storage.ensureBucket(settings.corsOrigins);
-  } finally {
-    storage.destroy();
-  }
-}
-
 /** `mongodb://host:port/?x` + `posts` → `mongodb://host:port/posts?x`, for any host list. */
 export function withDatabase(url: string, database: string): string {
   const scheme = url.indexOf('://');
