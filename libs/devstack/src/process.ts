@@ -54,7 +54,14 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
       resolveExit(code ?? signal);
     });
   });
-  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  // A command that cannot be run (ENOENT, EACCES) is reported by the throw below; unheard, the
+  // 'error' event that follows it would end this process.
+  let failure: Error | undefined;
+  child.on('error', (err) => {
+    failure = err;
+  });
+  if (child.pid === undefined)
+    throw new Error(`${name}: could not start ${command}${failure ? `: ${failure.message}` : ''}`);
   return {
     name,
     process: child,
