@@ -11,6 +11,7 @@ const WORKSPACES = [
   'libs/lifecycle',
   'libs/mongo',
   'libs/storage',
+  'libs/devstack',
   'services/identity',
   'services/posts',
   'services/notes',
