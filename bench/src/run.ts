@@ -277,6 +277,15 @@ async function main(): Promise<void> {
       });
       if (!res.ok) throw new Error(`PUT ${postPath}: ${res.status}`);
     };
+    // Posts written around the service: its kept pages are told, as any such write must.
+    const listingChanged = () =>
+      db
+        .collection('listing_versions')
+        .updateOne(
+          { _id: 'published' as unknown as Types.ObjectId },
+          { $set: { token: new Types.ObjectId() } },
+          { upsert: true },
+        );
     const atVolume = async (size: number) => {
       while (stored < size) {
         const first = stored;
@@ -288,14 +297,7 @@ async function main(): Promise<void> {
         );
         stored += n;
       }
-      // Written around the service: its kept pages are told, as any such write must.
-      await db
-        .collection('listing_versions')
-        .updateOne(
-          { _id: 'published' as unknown as Types.ObjectId },
-          { $set: { token: new Types.ObjectId() } },
-          { upsert: true },
-        );
+      await listingChanged();
       const list = `${gw}/api/posts?tag=listed&limit=20`;
       const byId = await load({ url: `${gw}${postPath}`, connections: C }, 2 * DURATION_S);
       const kept = await load({ url: list, connections: C }, 2 * DURATION_S);
@@ -377,6 +379,7 @@ async function main(): Promise<void> {
         );
         for (let i = 0; i < batch.length; i += 1000) await posts.insertMany(batch.slice(i, i + 1000));
         seeded = size;
+        await listingChanged();
         // The query alone, through mongoose with the service's filter, sort and limit, one at a
         // time, interleaved with the HTTP rounds so both see the same machine.
         const filter = { status: 'published', tags: 'listed' };
@@ -697,7 +700,7 @@ function markdown(r: Report): string {
     ...s.publicList.sizes.map((x: Report) => [
       `4 list, ${x.posts} posts`,
       `query p50 ${x.dbQueryP50Ms} ms (mean ${x.dbQueryMeanMs}); service p50 ${x.serviceP50Ms} ms (mean ${x.serviceMeanMs}); gateway p50 ${x.gatewayP50Ms} ms (mean ${x.gatewayMeanMs})`,
-      `Server-Timing split, p50: ${x.overheadInServiceP50Ms} ms in the service, ${x.overheadRoundTripP50Ms} ms round trip (p99 ${x.overheadRoundTripP99Ms}); by subtraction of medians: ${x.serviceOverheadP50Ms} ms`,
+      `Server-Timing split, p50: ${x.overheadInServiceP50Ms} ms in the service, ${x.overheadRoundTripP50Ms} ms round trip (p99 ${x.overheadRoundTripP99Ms}); the service answers from its kept page, the query is what the first list after a change pays`,
       s.publicList.goal,
     ]),
     ...s.volume.sizes.map(
