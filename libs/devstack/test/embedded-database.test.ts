@@ -73,6 +73,12 @@ describe('the embedded MongoDB-protocol server', () => {
         "SELECT string_agg(regexp_replace(indexdef, '.*\\(_jsonb -> ''([^'']+)''.*', '\\1'), ',' ORDER BY indexdef) FROM pg_indexes WHERE schemaname = 'embedded' AND indexdef LIKE '%USING gin%'",
       );
       expect(gin.split(',').sort()).toEqual(['_id', 'at', 'owner']);
+      // Each written straight into the index, not queued in a pending list that every query reads.
+      expect(
+        sql(
+          "SELECT bool_and(c.reloptions @> ARRAY['fastupdate=off']) FROM pg_indexes i JOIN pg_class c ON c.relname = i.indexname WHERE i.schemaname = 'embedded' AND i.indexdef LIKE '%USING gin%'",
+        ),
+      ).toBe('t');
       expect(sql('SHOW plan_cache_mode')).toBe('force_custom_plan');
     } finally {
       await server.stop();
