@@ -26,6 +26,8 @@ const BOOKKEEPING = new Set([
   'password_resets',
   'password_reset_uses',
   'password_reset_requests',
+  // The posts list's version token: deleting an account's published posts replaces it.
+  'listing_versions',
 ]);
 
 let f: FaultSystem;
