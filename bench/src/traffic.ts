@@ -64,7 +64,7 @@ export interface Outcome {
   op: OpName;
   /** 0 when no HTTP answer came: the connection failed, or the client gave up (`error` says). */
   status: number;
-  /** Whether the answer was JSON (every answer of the API should be). */
+  /** Whether the answer was JSON (every answer of the API with a body should be). */
   json: boolean;
   startedAt: number;
   ms: number;
@@ -183,7 +183,8 @@ export class Traffic {
     return {
       requests: outcomes.length,
       byStatus,
-      notJson: outcomes.filter((o) => o.status !== 0 && !o.json).length,
+      // 204 and 304 carry no body, so no type either.
+      notJson: outcomes.filter((o) => o.status !== 0 && o.status !== 204 && o.status !== 304 && !o.json).length,
       p50: at(0.5),
       p99: at(0.99),
       max: at(1),
