@@ -57,17 +57,19 @@ const LEASE_MS = 60_000;
 const SWEEP_BATCH = 20;
 /** Listing pages (of 1,000 objects) the sweeper reads per pass, going on from where it stopped. */
 const SCAN_PAGES = 10;
+/** Last-Modified in a HEAD is an HTTP date: whole seconds. */
+const LAST_MODIFIED_PRECISION_MS = 1000;
 /** The metadata a single-PUT link signs into its object. */
 const OWNER = 'owner';
 const DECLARED_SIZE = 'size';
 
 /**
  * An unclaimed object is deleted this long after the claim TTL has passed, and a claim refuses it
- * from the TTL on: so a claim and the sweeper never act on one object at once, even with clocks
- * that differ by minutes.
+ * from the TTL on (at most a second later, see LAST_MODIFIED_PRECISION_MS): so a claim and the
+ * sweeper never act on one object at once, even with clocks that differ by minutes.
  */
 function sweepMarginMs(claimTtlMs: number): number {
-  return Math.min(10 * 60_000, claimTtlMs);
+  return Math.max(LAST_MODIFIED_PRECISION_MS, Math.min(10 * 60_000, claimTtlMs));
 }
 
 export function createUploads({
@@ -103,7 +105,10 @@ export function createUploads({
       );
       throw new HttpError(409, messages.wrongSize);
     }
-    if (Date.now() - object.lastModified.getTime() >= settings.claimTtlMs) {
+    // A HEAD's Last-Modified has whole seconds, so the put may have been up to a second later
+    // than it says: refused once the TTL has passed for certain. The sweeper's margin (at least
+    // a second) keeps it away from an object still claimable.
+    if (Date.now() - object.lastModified.getTime() >= settings.claimTtlMs + LAST_MODIFIED_PRECISION_MS) {
       throw new HttpError(409, messages.claimExpired);
     }
     const contentType = object.contentType ?? 'application/octet-stream';

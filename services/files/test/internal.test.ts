@@ -107,6 +107,34 @@ describe('POST /internal/uploads/claim', () => {
     }
   });
 
+  it('when the object was put late in a second and is claimed within the claim TTL, then 200: Last-Modified has whole seconds', async () => {
+    const strict = await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, h.db);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      // A put in the last 150 ms of a second, so that its Last-Modified (that second, .000) is
+      // more than the TTL old at the claim while the put itself is not. Again if it slipped over.
+      for (let attempt = 0; ; attempt++) {
+        await sleep(1000 - (Date.now() % 1000) + 850);
+        const putFrom = Date.now();
+        const key = await uploadFile(strict, owner, 'late in a second');
+        const lastModified = (await strict.bucket.headObject(key))?.lastModified.getTime() ?? 0;
+        const claimAt = lastModified + 1100;
+        if (claimAt - putFrom >= 900) {
+          if (attempt < 5) continue;
+          throw new Error('could not put an object late in a second');
+        }
+        await sleep(claimAt - Date.now());
+        const sentAt = Date.now();
+        const res = await strict.http.post('/internal/uploads/claim').set(owner.auth).send({ key });
+        expect(sentAt - putFrom).toBeLessThan(1000);
+        expect(res.status).toBe(200);
+        return;
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('when a key is claimed twice, then the second is 409', async () => {
     const key = await uploadFile(h, owner, 'once');
     await post('claim', owner, { key }).expect(200);
