@@ -54,14 +54,10 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
       resolveExit(code ?? signal);
     });
   });
-  // A command that cannot be run (ENOENT, EACCES) is reported by the throw below; unheard, the
-  // 'error' event that follows it would end this process.
-  let failure: Error | undefined;
-  child.on('error', (err) => {
-    failure = err;
-  });
-  if (child.pid === undefined)
-    throw new Error(`${name}: could not start ${command}${failure ? `: ${failure.message}` : ''}`);
+  // A command that cannot be run (ENOENT, EACCES) has no pid and is reported by the throw below;
+  // the 'error' event that follows it, unheard, would end this process.
+  child.on('error', () => {});
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
   return {
     name,
     process: child,
