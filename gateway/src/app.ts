@@ -3,7 +3,7 @@ import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Store } from 'express-rate-limit';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
 import { httpMetrics, rateLimited } from './metrics';
@@ -13,24 +13,34 @@ import { sharedReadiness } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
+import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
-function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number) {
+/** A limit per client IP, counted in `store` (Redis, shared by every gateway) or in this process. */
+function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number, store?: Store) {
   if (perWindow <= 0) return (_req: Request, _res: Response, next: NextFunction) => next();
-  return rateLimit({
+  const limit = rateLimit({
     windowMs,
     limit: perWindow,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
+    ...(store ? { store, passOnStoreError: false } : {}),
     handler: (_req, res) => {
       rateLimited.inc({ limit: name });
       sendError(res, 429, messages.tooManyRequests);
     },
   });
+  return (req: Request, res: Response, next: NextFunction) =>
+    limit(req, res, (err?: unknown) => {
+      // A limit that fails closed while its store is away (see shared-limits.ts).
+      if (err instanceof LimitStoreUnavailable)
+        return sendError(res, 503, messages.unavailable, { 'retry-after': '1' });
+      next(err);
+    });
 }
 
 export interface GatewayOptions {
@@ -39,9 +49,15 @@ export interface GatewayOptions {
    * the benchmark's "same route without verification" baseline; no configuration turns it off.
    */
   verifyTokens?: boolean;
+  /** Where the limits count when several gateways must share them (REDIS_URL); else in memory. */
+  sharedLimits?: SharedLimits;
 }
 
-export function createGateway(config: Config, logger: Logger, { verifyTokens = true }: GatewayOptions = {}) {
+export function createGateway(
+  config: Config,
+  logger: Logger,
+  { verifyTokens = true, sharedLimits }: GatewayOptions = {},
+) {
   const targets: Record<Upstream, string> = {
     identity: config.IDENTITY_URL,
     posts: config.POSTS_URL,
@@ -62,8 +78,8 @@ export function createGateway(config: Config, logger: Logger, { verifyTokens = t
     ]),
   ) as Record<Upstream, UpstreamProxy>;
   const limits = {
-    auth: limiter('auth', config.AUTH_RATE_LIMIT, config.RATE_WINDOW),
-    default: limiter('default', config.RATE_LIMIT, config.RATE_WINDOW),
+    auth: limiter('auth', config.AUTH_RATE_LIMIT, config.RATE_WINDOW, sharedLimits?.store('auth', 'fail-closed')),
+    default: limiter('default', config.RATE_LIMIT, config.RATE_WINDOW, sharedLimits?.store('default', 'fail-open')),
   };
   const origins = config.FRONTEND_ORIGIN.length > 0 ? [...config.FRONTEND_ORIGIN] : [`http://localhost:${config.PORT}`];
 

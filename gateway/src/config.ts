@@ -17,6 +17,11 @@ export const configSpec = {
   RATE_LIMIT: env.int(600),
   RATE_WINDOW: env.durationMs('1m'),
   /**
+   * Where the rate limits count, shared by every gateway (`redis://host:6379`). Unset: each
+   * gateway counts in its own memory, which is right for one gateway only.
+   */
+  REDIS_URL: env.string(''),
+  /**
    * Express's `trust proxy`: `false` (clients connect to us directly), a number of proxy hops, or
    * a comma-separated list of trusted proxy addresses. Behind a load balancer it must be set, or
    * every client shares the balancer's IP and one rate-limit bucket.

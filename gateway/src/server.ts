@@ -4,6 +4,7 @@ import { createLogger } from '@cs/log';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 import { createGateway } from './app';
 import { readConfig } from './config';
+import { createSharedLimits } from './shared-limits';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof readConfig>;
@@ -20,7 +21,8 @@ async function main(): Promise<void> {
     startTracing('gateway');
     const metrics = await startMetrics('gateway', config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
-    const app = createGateway(config, logger);
+    const sharedLimits = config.REDIS_URL ? createSharedLimits(config.REDIS_URL, logger) : undefined;
+    const app = createGateway(config, logger, { sharedLimits });
     await runServer({
       app: { callback: () => app },
       port: config.PORT,
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
       logger,
       onClose: async () => {
         await metrics?.close();
+        await sharedLimits?.close();
         await stopTracing();
       },
     });

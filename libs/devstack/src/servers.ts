@@ -228,6 +228,38 @@ export async function startMail({ dataDir, port, env = process.env }: MailStartO
   };
 }
 
+export interface RedisStartOptions {
+  dataDir: string;
+  port?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Debian's redis-server (REDIS_SERVER_PATH names another), on loopback, keeping nothing on disk:
+ * what it holds (rate-limit counts) is worth less than a clean start.
+ */
+export async function startRedis({ dataDir, port, env = process.env }: RedisStartOptions): Promise<RunningServer> {
+  const command = env.REDIS_SERVER_PATH ?? onPath('redis-server');
+  if (!command) throw new Error("redis-server is not installed (Debian's redis-server package, or REDIS_SERVER_PATH)");
+  const listenPort = port ?? (await freePort());
+  const dir = join(dataDir, 'redis');
+  mkdirSync(dir, { recursive: true });
+  const child = spawnChild({
+    name: 'redis',
+    command,
+    args: ['--port', String(listenPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    logFile: join(dataDir, 'logs', `redis-${listenPort}.log`),
+  });
+  await waitFor('redis', () => canConnect(listenPort), { child });
+  return {
+    kind: 'Redis (Debian)',
+    url: `redis://127.0.0.1:${listenPort}`,
+    child,
+    port: listenPort,
+    stop: async () => void (await child.stop()),
+  };
+}
+
 /** `mongodb://host:port/?x` + `posts` → `mongodb://host:port/posts?x`, for any host list. */
 export function withDatabase(url: string, database: string): string {
   const scheme = url.indexOf('://');
