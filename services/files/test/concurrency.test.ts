@@ -67,8 +67,9 @@ describe('concurrent state changes of one upload', () => {
         }),
       );
 
-    // Past the claim TTL (2 s): claims are refused, and the sweeper still waits out its margin.
-    await sleep(2200);
+    // Past the claim TTL (2 s) and the second a HEAD's Last-Modified may hide: claims are refused,
+    // and the sweeper still waits out its margin (2 s after the TTL).
+    await sleep(3200);
     const [late] = await Promise.all([claimAll(), sweepTwice()]);
     expect(late).toEqual(keys.map(() => 409));
     expect(await states()).toEqual(keys.map(() => 'none object'));
