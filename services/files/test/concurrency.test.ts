@@ -43,8 +43,10 @@ describe('concurrent state changes of one upload', () => {
   });
 
   it('when claims and two sweeping replicas race for unclaimed objects, then a claim never attaches an object the sweeper deletes', async () => {
-    // Replicas whose claim TTL is 2 s (so their sweep margin is 2 s too).
-    const quick = await Promise.all([0, 1, 2].map(() => startFiles(__filename, { UPLOAD_CLAIM_TTL: '2s' }, db)));
+    // Replicas whose claim TTL is 3 s (so their sweep margin is 3 s too). Storage gives times in
+    // whole seconds, so an object's Last-Modified (lm) is up to a second before its put: claims
+    // are refused from lm + 4 s at the latest, and the sweeper deletes from lm + 6 s at the earliest.
+    const quick = await Promise.all([0, 1, 2].map(() => startFiles(__filename, { UPLOAD_CLAIM_TTL: '3s' }, db)));
     const replica = (i: number) => quick[i % quick.length] as FilesHarness;
     const keys = await Promise.all(Array.from({ length: 12 }, (_, i) => uploadFile(replica(i), owner, `s${i}`)));
     const claimAll = () =>
@@ -67,14 +69,13 @@ describe('concurrent state changes of one upload', () => {
         }),
       );
 
-    // Past the claim TTL (2 s) and the second a HEAD's Last-Modified may hide: claims are refused,
-    // and the sweeper still waits out its margin (2 s after the TTL).
-    await sleep(3200);
+    // 4.2 s after the puts (4.2-5.5 s after lm): claims are refused, and the sweeper still waits.
+    await sleep(4200);
     const [late] = await Promise.all([claimAll(), sweepTwice()]);
     expect(late).toEqual(keys.map(() => 409));
     expect(await states()).toEqual(keys.map(() => 'none object'));
 
-    // Past the margin (2 s more): the sweeper deletes them all, and nothing was recorded.
+    // Past the margin (6.2 s after the puts): the sweeper deletes them all, and nothing was recorded.
     await sleep(2000);
     await Promise.all([claimAll(), sweepTwice()]);
     expect(await states()).toEqual(keys.map(() => 'none no-object'));
