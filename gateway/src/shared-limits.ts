@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@cs/log';
 import type { ClientRateLimitInfo, IncrementResponse, Options, Store } from 'express-rate-limit';
 import { Redis } from 'ioredis';
-import { RedisStore } from 'rate-limit-redis';
+import { type RedisReply, RedisStore, type SendCommandFn } from 'rate-limit-redis';
 
 /** A command to a Redis that answers nothing (paused, or a network gone silent) fails after this. */
 const COMMAND_TIMEOUT_MS = 300;
@@ -60,24 +60,22 @@ export function createSharedLimits(redisUrl: string, logger: Logger): SharedLimi
   /**
    * rate-limit-redis loads its scripts once, at start, and keeps the SHA1 it got. Were Redis away
    * then, or merely not connected yet (commands are not queued), it would keep a failed load
-   * forever: every limit then failed, Redis up or not. A script's SHA1 is by definition the SHA1 of its
-   * text, so when the load fails the SHA1 is computed here instead; once Redis is back, EVALSHA
-   * answers NOSCRIPT and the library loads the script again, as it does after any Redis restart.
+   * forever: every limit then failed, Redis up or not. A script's SHA1 is by definition the SHA1
+   * of its text, so when the load fails the SHA1 is computed here instead; once Redis is back,
+   * EVALSHA answers NOSCRIPT and the library loads the script again, as after any Redis restart.
    */
-  const sendCommand = async (command: string, ...args: string[]): Promise<unknown> => {
-    if (command === 'SCRIPT' && args[0] === 'LOAD' && args[1] !== undefined) {
-      const script = args[1];
-      return redis.call('SCRIPT', 'LOAD', script).catch(() => createHash('sha1').update(script).digest('hex'));
+  const sendCommand: SendCommandFn = async (command = '', ...args) => {
+    const reply = async () => (await redis.call(command, ...args)) as RedisReply;
+    const script = args[1];
+    if (command === 'SCRIPT' && args[0] === 'LOAD' && script !== undefined) {
+      return reply().catch(() => createHash('sha1').update(script).digest('hex'));
     }
-    return redis.call(command, ...args);
+    return reply();
   };
 
   return {
     store(name, onOutage) {
-      return new OutageAwareStore(
-        new RedisStore({ prefix: `rl:${name}:`, sendCommand: sendCommand as never }),
-        onOutage,
-      );
+      return new OutageAwareStore(new RedisStore({ prefix: `rl:${name}:`, sendCommand }), onOutage);
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
