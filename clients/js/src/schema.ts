@@ -699,7 +699,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A dependency (database, storage, the files service) is unavailable. */
+        /** @description A dependency (database, storage, the files service, the rate-limit store) is unavailable. */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
