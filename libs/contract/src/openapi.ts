@@ -37,7 +37,10 @@ const errorResponses = {
   ),
   ServerError: response('An unexpected failure; the message names the operation.', ref('Error')),
   BadGateway: response('The owning service could not be reached.', ref('Error')),
-  Unavailable: response('A dependency (database, storage, the files service, the rate-limit store) is unavailable.', ref('Error')),
+  Unavailable: response(
+    'A dependency (database, storage, the files service, the rate-limit store) is unavailable.',
+    ref('Error'),
+  ),
   GatewayTimeout: response('The owning service did not answer in time.', ref('Error')),
 } as const;
 
