@@ -122,18 +122,23 @@ describe('rate limits across two gateways', () => {
   it('when a gateway starts while its Redis is down, then auth answers 503 until Redis comes, and then the limit counts', async () => {
     const late = mkdtempSync(join(tmpdir(), 'shared-limits-late-'));
     const port = await freePort();
-    const [gateway] = await twoGateways({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const gateway = await spawnGateway({
+      ...everyUpstreamAt(upstream.url),
+      AUTH_RATE_LIMIT: String(LIMIT),
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+    gateways.push(gateway);
     let server: RunningServer | undefined;
     try {
-      expect(await logins([gateway as GatewayProcess], 2)).toEqual([503, 503]);
+      expect(await logins([gateway], 2)).toEqual([503, 503]);
       server = await startRedis({ dataDir: late, port });
       const back = Date.now();
-      while ((await logins([gateway as GatewayProcess], 1))[0] === 503) {
+      while ((await logins([gateway], 1))[0] === 503) {
         if (Date.now() - back > 10_000) throw new Error('the gateway did not reconnect to Redis');
         await new Promise((r) => setTimeout(r, 100));
       }
       // One admitted above; the rest of the limit, then 429.
-      expect(await logins([gateway as GatewayProcess], LIMIT)).toEqual([...Array(LIMIT - 1).fill(200), 429]);
+      expect(await logins([gateway], LIMIT)).toEqual([...Array(LIMIT - 1).fill(200), 429]);
     } finally {
       await server?.stop();
       rmSync(late, { recursive: true, force: true });
