@@ -3,6 +3,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
+# Scaled (REPLICAS or GATEWAYS above 1): HAProxy in front of the replicas, Redis for the limits.
+if [ "${REPLICAS:-1}" != 1 ] || [ "${GATEWAYS:-1}" != 1 ]; then
+  bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haproxy}" HAPROXY_PATH
+  [ -n "${REDIS_URL:-}" ] || bash "$root/scripts/install-debian.sh" redis-server "${REDIS_SERVER_PATH:-/usr/bin/redis-server}" REDIS_SERVER_PATH
+fi
 cd "$root"
 # The launcher only starts, watches and stops the others: V8's lite mode (no optimizing compiler)
 # and a 1 MB young generation keep it at about 50 MB RSS, 39 MB of which is Node's own code,

@@ -7,6 +7,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 # The tests start servers of their own to break, even when MONGO_URL / S3_ENDPOINT name others.
 bash "$root/scripts/install-tools.sh"
+# The scale-out test: replicas behind Debian's HAProxy, limits counted in Debian's redis-server.
+bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haproxy}" HAPROXY_PATH
+bash "$root/scripts/install-debian.sh" redis-server "${REDIS_SERVER_PATH:-/usr/bin/redis-server}" REDIS_SERVER_PATH
 cd "$root"
 export PATH="$root/node_modules/.bin:$PATH"
 export FAULTS_FIGURES_DIR="$root/.data/faults-figures"

@@ -2,6 +2,9 @@
  * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server,
  * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the four services
  * and the gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
+ *
+ * `REPLICAS=3 GATEWAYS=2 npm start` runs that many of each service and of the gateway behind
+ * HAProxy, with the rate limits counted in Redis (REDIS_URL, or Debian's redis-server started here).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './process';
-import { ensureTools, type RunningServer, startMail, startMongo, startStorage } from './servers';
+import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
 import { type RunningSystem, startSystem } from './system';
 
 const DEV_STORAGE = {
@@ -34,6 +37,9 @@ async function main(): Promise<void> {
   }
 
   const dataDir = env.DEV_DATA_DIR ?? join(REPO_ROOT, '.data', 'dev');
+  const replicas = wholeNumber(env, 'REPLICAS');
+  const gateways = wholeNumber(env, 'GATEWAYS');
+  const scaled = replicas > 1 || gateways > 1;
   if (!env.MONGO_URL || !env.S3_ENDPOINT || !env.SMTP_URL) ensureTools();
   const storageSettings = {
     accessKeyId: env.S3_ACCESS_KEY_ID ?? DEV_STORAGE.accessKeyId,
@@ -62,10 +68,12 @@ async function main(): Promise<void> {
       servers.push(server);
       return server;
     };
-    const [mongo, storage, mail] = await Promise.all([
+    const [mongo, storage, mail, redis] = await Promise.all([
       startMongo({ dataDir }).then(keep),
       startStorage({ dataDir, ...storageSettings }).then(keep),
       startMail({ dataDir }).then(keep),
+      // Several gateways count their limits together, or each would admit the limit again.
+      scaled && !env.REDIS_URL ? startRedis({ dataDir }).then(keep) : undefined,
     ]);
     console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
     if (mongo.fallback) {
@@ -93,9 +101,19 @@ async function main(): Promise<void> {
       frontendOrigin,
       smtpUrl: mail.url,
       metrics: true,
+      replicas,
+      gateways,
+      redisUrl: env.REDIS_URL || redis?.url,
     });
+    if (system.balancer) {
+      console.log(`Replicas:         ${replicas} of each service, ${gateways} gateways, behind HAProxy`);
+      console.log(`                  (its statistics at ${system.balancer.statsUrl})`);
+      console.log(`Rate limits:      counted in Redis at ${env.REDIS_URL || redis?.url}`);
+    }
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
-    const metrics = Object.values(system.processes).map((p) => `${p.name} ${p.metricsUrl}`);
+    const metrics = Object.values(system.replicas)
+      .flat()
+      .map((p) => `${p.name}${system?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
     console.log(`Metrics:          ${metrics.join(', ')}`);
     console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);
   } catch (err) {
@@ -104,4 +122,17 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+/** A launcher setting that counts something: unset is 1. */
+function wholeNumber(env: NodeJS.ProcessEnv, key: string): number {
+  const value = env[key];
+  if (value === undefined || value === '') return 1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 16)
+    throw new Error(`${key} must be a whole number from 1 to 16, not ${value}`);
+  return n;
+}
+
+main().catch((err: Error) => {
+  console.error(`Could not start: ${err.message}`);
+  process.exit(1);
+});

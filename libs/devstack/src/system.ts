@@ -1,9 +1,15 @@
 /**
  * The whole system as real processes: the four services and the gateway, each started from its
  * built `dist/src/server.js` with the environment it would get in production.
+ *
+ * Scaled (`replicas`, `gateways`, or `balanced`): every kind of process runs as several replicas
+ * behind a real load balancer (balancer.ts, HAProxy), which is then the only address anything
+ * has of a kind: the clients reach the gateways through it, the gateways the services, and the
+ * services each other. With `redisUrl` the gateways count their rate limits together.
  */
 import { join } from 'node:path';
 import type { StorageSettings } from '@cs/storage';
+import { type BalancedKind, type RunningBalancer, startBalancer } from './balancer';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 import { withDatabase } from './servers';
 
@@ -33,10 +39,20 @@ export interface SystemOptions {
   /** Options for Node itself (before the entry script), for every process: `--trace-gc`, say. */
   nodeArgs?: string[];
   echo?: boolean;
+  /** Replicas of each service (default 1), or of some: `{ notes: 3, files: 3 }`. */
+  replicas?: number | Partial<Record<ServiceName, number>>;
+  /** Gateway replicas (default 1). */
+  gateways?: number;
+  /** Put the balancer in front even of single replicas (it is there whenever anything has two). */
+  balanced?: boolean;
+  /** Where the gateways count their rate limits together (REDIS_URL); in memory without it. */
+  redisUrl?: string;
 }
 
 export interface SystemProcess {
   name: ProcessName;
+  /** Which replica of its kind: 0 for the first (and only, unless scaled). */
+  replica: number;
   /** Where its stdout and stderr go. */
   logFile: string;
   port: number;
@@ -47,10 +63,16 @@ export interface SystemProcess {
 }
 
 export interface RunningSystem {
+  /** Where clients reach the system: the gateway, or the balancer in front of the gateways. */
   gatewayUrl: string;
+  /** The first replica of each kind (the only one, unless scaled). */
   processes: Record<ProcessName, SystemProcess>;
-  /** Starts a process again on its port (after a stop or a kill), and waits until it is healthy. */
-  start(name: ProcessName): Promise<SystemProcess>;
+  /** Every replica of each kind, in order. */
+  replicas: Record<ProcessName, SystemProcess[]>;
+  /** HAProxy in front of every kind, when scaled. */
+  balancer?: RunningBalancer;
+  /** Starts a replica again on its port (after a stop or a kill), and waits until it is healthy. */
+  start(name: ProcessName, replica?: number): Promise<SystemProcess>;
   stop(): Promise<void>;
 }
 
@@ -73,16 +95,57 @@ const ENTRY: Record<ProcessName, string> = {
   gateway: 'gateway/dist/src/server.js',
 };
 
+const PROCESSES: readonly ProcessName[] = [...SERVICES, 'gateway'];
+
+/** How many replicas of each kind an options object asks for. */
+function replicaCounts(options: SystemOptions): Record<ProcessName, number> {
+  const { replicas = 1, gateways = 1 } = options;
+  const counts = { gateway: gateways } as Record<ProcessName, number>;
+  for (const name of SERVICES) counts[name] = typeof replicas === 'number' ? replicas : (replicas[name] ?? 1);
+  for (const [name, n] of Object.entries(counts)) {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`replicas of ${name}: ${n} is not a whole number from 1`);
+  }
+  return counts;
+}
+
 export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
   const { dataDir, mongoUrl, storage, jwtSecret, dbPrefix = '', echo = false } = options;
-  const ports = {} as Record<ProcessName, number>;
-  for (const name of SERVICES) ports[name] = await freePort();
-  ports.gateway = options.gatewayPort ?? (await freePort());
-  const metricsPorts: Partial<Record<ProcessName, number>> = {};
-  if (options.metrics) for (const name of [...SERVICES, 'gateway'] as const) metricsPorts[name] = await freePort();
-  const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
+  const counts = replicaCounts(options);
+  const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
+  const LOOPBACK = '127.0.0.1';
+
+  // Each replica's own port; each kind's address is its one replica's, or the balancer's frontend.
+  const replicaPorts = {} as Record<ProcessName, number[]>;
+  for (const name of PROCESSES) {
+    replicaPorts[name] = [];
+    for (let i = 0; i < counts[name]; i++) {
+      replicaPorts[name].push(
+        name === 'gateway' && !balanced && options.gatewayPort ? options.gatewayPort : await freePort(),
+      );
+    }
+  }
+  const kinds: BalancedKind[] = [];
+  if (balanced) {
+    for (const name of PROCESSES) {
+      const isGateway = name === 'gateway';
+      kinds.push({
+        name,
+        host: isGateway ? (options.gatewayHost ?? '0.0.0.0') : LOOPBACK,
+        port: isGateway && options.gatewayPort ? options.gatewayPort : await freePort(),
+        replicaPorts: replicaPorts[name],
+        forwardFor: isGateway,
+      });
+    }
+  }
+  const kindPort = (name: ProcessName) => kinds.find((k) => k.name === name)?.port ?? (replicaPorts[name][0] as number);
+  const url = (name: ProcessName) => `http://${LOOPBACK}:${kindPort(name)}`;
+  const metricsPorts = {} as Record<ProcessName, number[]>;
+  for (const name of PROCESSES) {
+    metricsPorts[name] = [];
+    if (options.metrics) for (let i = 0; i < counts[name]; i++) metricsPorts[name].push(await freePort());
+  }
   const gatewayUrl = url('gateway');
-  const frontendOrigin = options.frontendOrigin ?? `http://localhost:${ports.gateway}`;
+  const frontendOrigin = options.frontendOrigin ?? `http://localhost:${kindPort('gateway')}`;
   // The web client's address, for the links identity writes into its e-mails.
   const webUrl = (frontendOrigin.split(',')[0] ?? frontendOrigin).trim();
 
@@ -94,9 +157,8 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     FRONTEND_ORIGIN: frontendOrigin,
     ...options.env,
   };
-  // Only the gateway, with its rate limits and token checks, is reachable from other machines: a
-  // service called directly would skip both.
-  const LOOPBACK = '127.0.0.1';
+  // Only the gateway (or the balancer in front of the gateways), with its rate limits and token
+  // checks, is reachable from other machines: a service called directly would skip both.
   const envOf: Record<ProcessName, Record<string, string | undefined>> = {
     identity: {
       HOST: LOOPBACK,
@@ -122,7 +184,11 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       STORAGE_REGION: storage.region,
     },
     gateway: {
-      HOST: options.gatewayHost ?? '0.0.0.0',
+      // Behind the balancer the gateways listen on loopback, and take the client's address from
+      // the one hop in front of them (the balancer adds it to X-Forwarded-For).
+      HOST: balanced ? LOOPBACK : (options.gatewayHost ?? '0.0.0.0'),
+      ...(balanced ? { TRUST_PROXY: '1' } : {}),
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       IDENTITY_URL: url('identity'),
       POSTS_URL: url('posts'),
       NOTES_URL: url('notes'),
@@ -130,36 +196,48 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     },
   };
 
+  const replicas = {} as Record<ProcessName, SystemProcess[]>;
+  for (const name of PROCESSES) replicas[name] = [];
   const processes = {} as Record<ProcessName, SystemProcess>;
-  const start = async (name: ProcessName): Promise<SystemProcess> => {
-    const logFile = join(dataDir, 'logs', `${name}.log`);
-    const metricsPort = metricsPorts[name];
+  const start = async (name: ProcessName, replica = 0): Promise<SystemProcess> => {
+    const port = replicaPorts[name][replica];
+    if (port === undefined) throw new Error(`${name} has no replica ${replica}`);
+    const label = counts[name] > 1 ? `${name}-${replica + 1}` : name;
+    const logFile = join(dataDir, 'logs', `${label}.log`);
+    const metricsPort = metricsPorts[name][replica];
     const metrics = metricsPort ? { METRICS_PORT: String(metricsPort), METRICS_HOST: LOOPBACK } : {};
     const child = spawnChild({
-      name,
+      name: label,
       command: process.execPath,
       args: [...NODE_FLAGS, ...(options.nodeArgs ?? []), join(REPO_ROOT, ENTRY[name])],
-      env: { ...common, ...envOf[name], PORT: String(ports[name]), ...metrics, ...options.processEnv?.[name] },
+      env: { ...common, ...envOf[name], PORT: String(port), ...metrics, ...options.processEnv?.[name] },
       logFile,
       echo,
     });
+    const own = `http://${LOOPBACK}:${port}`;
     const metricsUrl = metricsPort ? `http://${LOOPBACK}:${metricsPort}/metrics` : undefined;
-    processes[name] = { name, logFile, port: ports[name], url: url(name), metricsUrl, child };
-    await waitFor(name, () => httpOk(`${url(name)}/healthz`), { child });
-    return processes[name];
+    const started: SystemProcess = { name, replica, logFile, port, url: own, metricsUrl, child };
+    replicas[name][replica] = started;
+    if (replica === 0) processes[name] = started;
+    await waitFor(label, () => httpOk(`${own}/healthz`), { child });
+    return started;
   };
 
+  let balancer: RunningBalancer | undefined;
   const stop = async () => {
-    await Promise.all(Object.values(processes).map((p) => p.child.stop()));
+    await Promise.all(PROCESSES.flatMap((name) => replicas[name].map((p) => p.child.stop())));
+    await balancer?.stop();
   };
+  const all = (name: ProcessName) => Promise.all(replicaPorts[name].map((_, i) => start(name, i)));
 
   try {
-    await Promise.all(SERVICES.map(start));
-    await start('gateway');
+    await Promise.all(SERVICES.map(all));
+    if (balanced) balancer = await startBalancer({ dataDir, kinds });
+    await all('gateway');
     await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), { timeoutMs: 30_000 });
   } catch (err) {
     await stop();
     throw err;
   }
-  return { gatewayUrl, processes, start, stop };
+  return { gatewayUrl, processes, replicas, balancer, start, stop };
 }
