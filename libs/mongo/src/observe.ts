@@ -101,6 +101,9 @@ export function observeOperations(connection: Connection): void {
     }
 
     schema.pre('save', function (this: Document) {
+      // Plugins reach nested schemas too, and a subdocument's save is part of its parent's, the
+      // one operation sent: nothing of its own to time (and it has no collection).
+      if ((this as Document & { $isSubdocument?: boolean }).$isSubdocument) return;
       start(this, 'save', (this.constructor as Model<unknown>).collection.name);
     });
     schema.post('save', function (this: Document) {

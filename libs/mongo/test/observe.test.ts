@@ -16,6 +16,7 @@ beforeAll(async () => {
   db = await openTestDatabase(__filename);
   enableMetrics('mongo-test');
   metrics = await serveMetrics({ port: 0, host: '127.0.0.1' });
+  observeOperations(db.connection);
 });
 afterAll(async () => {
   await Promise.all([db.drop(), metrics.close()]);
@@ -34,8 +35,7 @@ async function timed(collection: string): Promise<Record<string, number>> {
 
 describe('observeOperations', () => {
   it("when a model's queries, saves and aggregations run, then each is timed once by operation, and a failed one as an error", async () => {
-    observeOperations(db.connection);
-    // Compiled after watchDatabase, as the services' models are after connecting.
+    // Compiled after observeOperations, as the services' models are after connecting.
     const Thing = db.connection.model('Thing', new Schema({ name: { type: String, unique: true }, n: Number }));
     await Thing.init();
 
@@ -59,5 +59,16 @@ describe('observeOperations', () => {
       'aggregate ok': 1,
       'deleteMany ok': 1,
     });
+  });
+
+  it('when a document with a nested document is saved, then it is saved and timed once, under its own collection', async () => {
+    const Box = db.connection.model(
+      'Box',
+      new Schema({ label: String, inner: { type: new Schema({ size: Number }, { _id: false }), default: null } }),
+    );
+    await Box.create({ label: 'a', inner: { size: 3 } });
+
+    expect(await Box.findOne({ label: 'a' }).lean()).toMatchObject({ inner: { size: 3 } });
+    expect(await timed('boxes')).toEqual({ 'save ok': 1, 'findOne ok': 1 });
   });
 });
