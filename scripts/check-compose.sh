@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates docker-compose.yml for the older client too: Debian's docker-compose 1.29 parses and
 # interpolates it (`config`), also with the optional `mail` and `ops` profiles, and must refuse it when
-# JWT_SECRET is missing. Compose v2 builds and runs it in scripts/compose-e2e.sh.
+# JWT_SECRET is missing. Only the balancer publishes the API's port. Compose v2 builds and runs it in scripts/compose-e2e.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,6 +20,20 @@ printf 'S3_ACCESS_KEY_ID=ci\nS3_SECRET_ACCESS_KEY=ci-secret-ci-secret\n' >"$env_
 
 docker-compose --env-file "$env_ok" -f docker-compose.yml config -q
 echo "check-compose: docker-compose.yml is valid"
+
+# The balanced topology: only the balancer publishes the API's port; neither a gateway (a client
+# reaching one directly could write its own X-Forwarded-For, which the gateways trust one hop of)
+# nor Redis is published; the gateways trust exactly that one hop and count in Redis.
+config="$(docker-compose --env-file "$env_ok" -f docker-compose.yml config)"
+ports_of() { sed -n "/^  $1:/,/^  [a-z]/{/^    ports:/,/^    [a-z]/p}" <<<"$config" | grep -E '^ +- ' || true; }
+for service in gateway redis; do
+  [ -z "$(ports_of "$service")" ] || { echo "check-compose: $service must not publish a port: $(ports_of "$service")" >&2; exit 1; }
+done
+[ -n "$(ports_of balancer)" ] || { echo "check-compose: the balancer must publish the API's port" >&2; exit 1; }
+gateway="$(sed -n '/^  gateway:/,/^  [a-z]/p' <<<"$config")"
+grep -q "TRUST_PROXY: '1'" <<<"$gateway" && grep -q 'REDIS_URL: redis://redis:6379' <<<"$gateway" ||
+  { echo "check-compose: the gateway must trust one proxy hop and count in Redis" >&2; exit 1; }
+echo "check-compose: only the balancer is published; the gateways trust its one hop and count in Redis"
 
 # The `mail` profile as its comment says to use it: identity gets the address, and Mailpit's UI
 # (no login) is published on loopback only.
