@@ -8,11 +8,15 @@
  * "http-request disable-l7-retry"):
  * - A connection refused (a replica killed, or draining after SIGTERM) is retried on another
  *   replica at once (`retry-on conn-failure`, `option redispatch 1`): nothing was sent, so this
- *   is safe for every method.
+ *   is safe for every method. Every request opens its own connection to a replica
+ *   (`http-server-close`), so this is how a dead replica is always found, never by a request
+ *   written onto a pooled connection that died with it.
  * - A connection that closes with no answer after the request was sent (a replica killed while
  *   it worked) is retried on another replica for idempotent methods only (`empty-response`, with
- *   L7 retries disabled for the rest). A POST caught that way may have been acted on: it answers
- *   a JSON 502, as the gateway's own proxy does in that case.
+ *   L7 retries disabled for the rest). A POST caught that way may have been acted on, so it fails:
+ *   HAProxy closes the client's kept-alive connection without an answer, as the replica itself
+ *   would have ("abort_keep_alive": a client may retry what it knows to be safe). Behind the
+ *   gateways, the gateway's proxy turns that into the API's JSON 502.
  * - Replicas are checked on `/readyz` every second and taken out while they fail it. When every
  *   replica of a kind fails it (their shared database is down, say) they are all used anyway
  *   (each server also stands as an unchecked backup, `option allbackups`): each then answers for
@@ -77,9 +81,15 @@ export function haproxyConfig(kinds: BalancedKind[], statsPort: number): string 
   const lines = [
     'global',
     '  maxconn 4096',
+    '  log stdout format raw local0',
     '',
     'defaults',
     '  mode http',
+    // Only what went wrong: a failed or retried request, with its timings and termination state.
+    '  log global',
+    '  option httplog',
+    '  option dontlog-normal',
+    '  option dontlognull',
     '  timeout connect 1s',
     // Longer than any answer may take: the gateway gives up on a service after 15 s (UPSTREAM_TIMEOUT).
     '  timeout client 60s',
@@ -88,6 +98,11 @@ export function haproxyConfig(kinds: BalancedKind[], statsPort: number): string 
     // (4 s), so a client never writes a request onto a connection we are closing.
     '  timeout http-keep-alive 10s',
     '  timeout http-request 10s',
+    // A new connection to a replica for every request: a killed replica is then a refused
+    // connection, sent elsewhere whatever the method. A pooled one could already be dead when a
+    // request is written onto it (the replica killed, or closing it as idle), and a POST that met
+    // that could not be sent again. Loopback connections cost little (see bench/results/scale.md).
+    '  option http-server-close',
     '  retries 3',
     '  option redispatch 1',
     '  retry-on conn-failure empty-response',
