@@ -1,3 +1,4 @@
+export * from './balancer';
 export * from './bucket';
 export * from './observability';
 export * from './postgres';
