@@ -131,11 +131,14 @@ describe('the balancer', () => {
 
   it('when a replica takes a request and closes without an answer, then a GET, PUT or DELETE is sent to the other replica, and a POST is not: JSON 502', async () => {
     one.mode = 'hang-up';
-    const idempotent = await Promise.all(['GET', 'PUT', 'DELETE', 'GET'].map((m) => send(m)));
+    // One after the other, so that round robin sends at least every other one to the replica that
+    // hangs up (a request sent again goes to the other).
+    const idempotent: Awaited<ReturnType<typeof send>>[] = [];
+    for (const method of ['GET', 'PUT', 'DELETE', 'GET']) idempotent.push(await send(method));
     expect(idempotent.map((a) => [a.status, a.body.replica])).toEqual(Array(4).fill([200, 'two']));
-    expect(one.hits.filter((h) => h.startsWith('GET')).length).toBeGreaterThan(0);
+    expect(one.hits.length).toBeGreaterThanOrEqual(2);
+    one.hits = [];
 
-    // One after the other, so that round robin sends every other one to the replica that hangs up.
     const posts: Awaited<ReturnType<typeof send>>[] = [];
     for (let i = 0; i < 6; i++) posts.push(await send('POST'));
     const hungUp = posts.filter((p) => p.status === 502);
