@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
 import {
   prepareBucket,
   REPO_ROOT,
@@ -124,6 +125,18 @@ export async function startFaultSystem({
       await Promise.all([mongo?.stop(), storage?.stop()]);
     },
   };
+}
+
+/** An S3 client of the system's own storage server (`ownStorage`), to look at what it holds. */
+export function ownStorageClient(f: FaultSystem): S3Client {
+  if (!f.storage) throw new Error('the system has no storage server of its own');
+  const { region, accessKeyId, secretAccessKey } = testStorageSettings();
+  return new S3Client({
+    endpoint: f.storage.url,
+    region,
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+  });
 }
 
 /** Figures of one fault scenario, for bench/results/faults.md (scripts/test-faults.sh writes it). */

@@ -19,12 +19,11 @@
  * Failed calls (storage away) are counted apart (outcome "error", or a 503), and retried.
  */
 import { readFile } from 'node:fs/promises';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { withDatabase } from '@cs/devstack';
-import { testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import mongoose from 'mongoose';
-import { type FaultSystem, recordFigures, sleep, startFaultSystem, until } from './harness';
+import { type FaultSystem, ownStorageClient, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 const REPLICAS = 3;
 /** Notes with a file deleted while everything works, and then during the storage outage. */
@@ -53,13 +52,7 @@ beforeAll(async () => {
       files: { SWEEP_INTERVAL: '500ms', UPLOAD_CLAIM_TTL: `${CLAIM_TTL_MS}ms` },
     },
   });
-  const { region, accessKeyId, secretAccessKey } = testStorageSettings();
-  s3 = new S3Client({
-    endpoint: f.storage?.url,
-    region,
-    forcePathStyle: true,
-    credentials: { accessKeyId, secretAccessKey },
-  });
+  s3 = ownStorageClient(f);
 }, 120_000);
 afterAll(async () => {
   s3?.destroy();

@@ -3,11 +3,10 @@
  * posts, auth and notes without attachments carry on. Releases that failed are finished by the
  * outbox once storage is back, and no object is left behind.
  */
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { testStorageSettings } from '@cs/testkit';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type Answer, type Outcome, Traffic } from '../src/traffic';
-import { type FaultSystem, recordFigures, sleep, startFaultSystem, until } from './harness';
+import { type FaultSystem, ownStorageClient, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 let f: FaultSystem;
 let traffic: Traffic;
@@ -18,13 +17,7 @@ beforeAll(async () => {
   // Everything but upload links: the traffic that must not notice storage is gone.
   traffic = new Traffic({ baseUrl: f.system.gatewayUrl, workers: 4, mix: { uploadUrl: 0 } });
   await traffic.prepare();
-  const { region, accessKeyId, secretAccessKey } = testStorageSettings();
-  s3 = new S3Client({
-    endpoint: f.storage?.url,
-    region,
-    forcePathStyle: true,
-    credentials: { accessKeyId, secretAccessKey },
-  });
+  s3 = ownStorageClient(f);
 }, 120_000);
 afterAll(async () => {
   s3?.destroy();
