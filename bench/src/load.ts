@@ -23,10 +23,22 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** The load generator's own CPU time under load (it shares the machine's cores with what it measures). */
+  cpuMs?: number;
 }
+
+/**
+ * Written on stdout the moment the load begins, before the summary line, so that a caller can
+ * time the loaded window alone (scale.ts). Not exported: importing this file runs it.
+ */
+const STARTED = 'started';
+
+const cpuMsOf = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
+  process.stdout.write(`${STARTED}\n`);
+  const cpuAtStart = process.cpuUsage();
   const result = await autocannon({
     url: spec.url,
     method: spec.method ?? 'GET',
@@ -44,6 +56,7 @@ async function main(): Promise<void> {
     non2xx: result.non2xx - (spec.expect ? (result.statusCodeStats?.[String(spec.expect) as '304']?.count ?? 0) : 0),
     errors: result.errors,
     timeouts: result.timeouts,
+    cpuMs: cpuMsOf(process.cpuUsage(cpuAtStart)),
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }

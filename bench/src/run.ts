@@ -31,6 +31,7 @@ import {
 import mongoose, { Types } from 'mongoose';
 import type { LoadResult, LoadSpec } from './load';
 import { memoryOf, processTree, rssMb } from './rss';
+import { median, pairedRatio, percentile, round } from './stats';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 4);
@@ -87,29 +88,7 @@ function runChild(script: string, args: string[]): Promise<LoadResult> {
 const load = (spec: Omit<LoadSpec, 'durationS'>, durationS = DURATION_S) =>
   runChild('load.js', [JSON.stringify({ ...spec, durationS })]);
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
-};
-
 type Variant = { name: string; run: () => Promise<LoadResult> };
-
-/**
- * The median of round-by-round ratios of `a` to `b`, measured interleaved: each round's pair ran
- * back to back, so a drift over the run (the machine, a system still warming) cancels within it.
- * The ratio of the two medians does not cancel it: in one run the baseline's rounds climbed 30%
- * from first to last, and that ratio then moved by 3 points with nothing changed.
- */
-function pairedRatio(a: number[], b: number[]): number {
-  const each = a.map((x, i) => x / (b[i] || Number.NaN)).filter(Number.isFinite);
-  return each.length ? Math.round(median(each) * 1000) / 1000 : 0;
-}
 
 /** Runs the variants interleaved, round after round, alternating which goes first. */
 async function interleave(
@@ -663,11 +642,6 @@ async function main(): Promise<void> {
     // The servers' data (up to 10,000 posts) is of no use after the run; KEEP_BENCH_DATA keeps it.
     if (!process.env.KEEP_BENCH_DATA) rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-function round(n: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON built just above

@@ -11,14 +11,18 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 const storage = testStorageSettings();
 
-function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBench(
+  script = 'run.js',
+  knobs: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [join(REPO_ROOT, 'bench/dist/src/run.js')],
+      [join(REPO_ROOT, 'bench/dist/src', script)],
       {
         env: {
           ...process.env,
+          ...knobs,
           BENCH_ROUNDS: '1',
           BENCH_DURATION_S: '0.5',
           BENCH_SOAK_S: '1',
@@ -132,4 +136,55 @@ describe('npm run bench, with tiny durations', () => {
     expect(table).toContain('10 embedded default, 120 posts');
     expect(table).toContain('memory, idle after start');
   }, 200_000);
+});
+
+describe('npm run bench:scale, with tiny durations', () => {
+  it('when it runs end to end, then it writes every figure: 1 and 2 replicas, the estimate, the hop and Redis', async () => {
+    const run = await runBench('scale.js', { BENCH_WARMUP_S: '0', BENCH_CONNECTIONS: '4' });
+    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: '' });
+
+    const report = JSON.parse(readFileSync(join(out, 'scale.json'), 'utf8'));
+    for (const route of ['read', 'write']) {
+      expect(isRatio(report.scale.ratios[route])).toBe(true);
+      for (const replicas of ['1', '2']) {
+        const measured = report.scale.routes[route][replicas];
+        expect({ route, replicas, failures: measured.failures }).toEqual({ route, replicas, failures: 0 });
+        // Each request cost its gateway and posts some CPU; HAProxy was measured (in 10 ms ticks,
+        // which half a second of its light work may not reach).
+        expect(measured.cpuMsPerRequest.gateway).toBeGreaterThan(0);
+        expect(measured.cpuMsPerRequest.posts).toBeGreaterThan(0);
+        expect(measured.cpuMsPerRequest.haproxy).toEqual(expect.any(Number));
+      }
+      // The balancer spread the load over both replicas of each kind.
+      for (const kind of ['gateway', 'posts'])
+        for (const n of report.scale.routes[route]['2'].perReplica[kind]) expect(n).toBeGreaterThan(0);
+      expect(report.estimate[route].at.map((x: { machines: number }) => x.machines)).toEqual([1, 2, 4, 8, 16]);
+      expect(report.estimate[route].perMachineRps).toBeGreaterThan(0);
+    }
+    for (const connections of ['4', '1']) {
+      for (const variant of [
+        report.balancerHop[connections].direct,
+        report.balancerHop[connections].balanced,
+        report.redisOnAuth[connections].memory,
+        report.redisOnAuth[connections].redis,
+      ])
+        expect({ connections, failures: variant.failures, served: variant.requests > 0 }).toEqual({
+          connections,
+          failures: 0,
+          served: true,
+        });
+    }
+    expect(report.redisOnAuth.limiterCheck.redis.inRedis).toBeGreaterThanOrEqual(
+      report.redisOnAuth.limiterCheck.redis.served,
+    );
+
+    const table = readFileSync(join(out, 'scale.md'), 'utf8');
+    for (const heading of [
+      '## Throughput at 1 and at 2 replicas of every process',
+      '## What N replicas on N machines would reach: an estimate',
+      '## The balancer hop',
+      '## Redis on the auth route',
+    ])
+      expect(table).toContain(heading);
+  }, 120_000);
 });
