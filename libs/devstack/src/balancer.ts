@@ -17,12 +17,12 @@
  *   HAProxy closes the client's kept-alive connection without an answer, as the replica itself
  *   would have ("abort_keep_alive": a client may retry what it knows to be safe). Behind the
  *   gateways, the gateway's proxy turns that into the API's JSON 502.
- * - Replicas are checked on `/readyz` every second and taken out while they fail it. When every
- *   replica of a kind fails it (their shared database is down, say) they are all used anyway
- *   (each server also stands as an unchecked backup, `option allbackups`): each then answers for
- *   itself, as one replica without a balancer would (JSON 503 where the database is needed,
- *   everything else served), instead of the balancer refusing the whole tier. Envoy calls this a
- *   panic threshold.
+ * - Replicas are checked on `/readyz` every second and taken out while they fail it (after three
+ *   failures in a row; back after two passes). When every replica of a kind fails it (their
+ *   shared database is down, say) they are all used anyway (each server also stands as an
+ *   unchecked backup, `option allbackups`): each then answers for itself, as one replica without
+ *   a balancer would (JSON 503 where the database is needed, everything else served), instead of
+ *   the balancer refusing the whole tier. Envoy calls this a panic threshold.
  * - Its own answers (no replica reachable, a replica gone mid-answer) are the API's JSON errors.
  */
 import { execFileSync } from 'node:child_process';
@@ -107,7 +107,12 @@ export function haproxyConfig(kinds: BalancedKind[], statsPort: number): string 
     '  option redispatch 1',
     '  retry-on conn-failure empty-response',
     '  option allbackups',
-    '  default-server inter 1s fall 2 rise 1',
+    // A check every second; out after 3 failures in a row, back after 2 passes. A check may take
+    // 3 s: a gateway's /readyz asks every service, and on a busy machine a 1 s bound took healthy
+    // gateways out of service now and then. Readiness is all checks decide: a dead replica is
+    // found at once, by its refused connection.
+    '  timeout check 3s',
+    '  default-server inter 1s fall 3 rise 2',
     jsonError(502, messages.upstreamUnavailable),
     jsonError(503, messages.unavailable),
     jsonError(504, messages.upstreamTimeout),
