@@ -13,6 +13,9 @@
 #   prom/prometheus:v2.42.0                  that base + Debian's prometheus (prometheus.Dockerfile),
 #   jaegertracing/jaeger:2.13.0              and + .tools/bin/jaeger (jaeger.Dockerfile): the
 #                                            optional `ops` profile
+#   redis:7.0                                Debian bookworm with Debian's redis-server (7.0) and
+#   haproxy:2.6                              haproxy (2.6) packages, installed by apt from the same
+#                                            sources (redis.Dockerfile, haproxy.Dockerfile)
 # Needs: $DOCKER (a docker client), mmdebstrap, the project's npm install and scripts/install-tools.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,6 +26,8 @@ VERSITYGW_IMAGE="${VERSITYGW_IMAGE:-versity/versitygw:$(cat "$root/.tools/bin/.v
 MAILPIT_IMAGE="${MAILPIT_IMAGE:-axllent/mailpit:$(cat "$root/.tools/bin/.mailpit-version")}"
 PROMETHEUS_IMAGE="${PROMETHEUS_IMAGE:-prom/prometheus:v2.42.0}"
 JAEGER_IMAGE="${JAEGER_IMAGE:-jaegertracing/jaeger:2.13.0}"
+REDIS_IMAGE="${REDIS_IMAGE:-redis:7.0}"
+HAPROXY_IMAGE="${HAPROXY_IMAGE:-haproxy:2.6}"
 BASE=content-service-standin/bookworm:local
 
 has() { "$DOCKER" image inspect "$1" >/dev/null 2>&1; }
@@ -36,27 +41,31 @@ build() {
   shift 2
   local context="$work/${dockerfile%.Dockerfile}"
   mkdir -p "$context"
-  cp "$@" "$context/"
+  [ "$#" -eq 0 ] || cp "$@" "$context/"
   local started=$SECONDS
   "$DOCKER" build --quiet -t "$image" -f "$here/$dockerfile" "$context" >/dev/null
   echo "standins: built $image ($((SECONDS - started)) s)" >&2
 }
 
-if ! has "$BASE"; then
-  started=$SECONDS
-  # The machine's own apt sources: no mirror address is written here. Without man pages, docs
-  # and translations, as Debian's slim images are; merged /usr without the usrmerge package
-  # (and the Perl it pulls in). BusyBox gives the versitygw stand-in its `wget`.
-  mmdebstrap --quiet --variant=minbase --include=busybox \
+# Imports Debian bookworm, minbase, with the packages $2 (comma-separated) installed by apt, as
+# image $1. The machine's own apt sources: no mirror address is written here. Without man pages,
+# docs and translations, as Debian's slim images are; merged /usr without the usrmerge package
+# (and the Perl it pulls in).
+bootstrap() {
+  local image="$1" packages="$2" started=$SECONDS
+  mmdebstrap --quiet --variant=minbase --include="$packages" \
     --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     bookworm "$work/bookworm.tar" /etc/apt/sources.list.d/debian.sources >"$work/mmdebstrap.log" 2>&1 ||
     { cat "$work/mmdebstrap.log" >&2; exit 1; }
-  "$DOCKER" import "$work/bookworm.tar" "$BASE" >/dev/null
+  "$DOCKER" import "$work/bookworm.tar" "$image" >/dev/null
   rm -f "$work/bookworm.tar"
-  echo "standins: built $BASE from Debian's packages ($((SECONDS - started)) s)" >&2
-fi
+  echo "standins: built $image from Debian's packages ($((SECONDS - started)) s)" >&2
+}
+
+# BusyBox gives the versitygw stand-in its `wget`.
+has "$BASE" || bootstrap "$BASE" busybox
 
 if ! has node:24-bookworm-slim; then
   (cd "$work" && npm pack --silent "npm@$NPM_VERSION" >/dev/null && mv "npm-$NPM_VERSION.tgz" npm.tgz)
@@ -84,4 +93,16 @@ fi
 if ! has "$JAEGER_IMAGE"; then
   bash "$root/scripts/install-tools.sh" jaeger
   build "$JAEGER_IMAGE" jaeger.Dockerfile "$root/.tools/bin/jaeger"
+fi
+
+# Redis and HAProxy as Debian packages them, installed by apt (with their users, libraries and
+# maintainer scripts) rather than binaries copied in: each a bootstrap of its own.
+if ! has "$REDIS_IMAGE"; then
+  has content-service-standin/redis:local || bootstrap content-service-standin/redis:local redis-server
+  build "$REDIS_IMAGE" redis.Dockerfile
+fi
+
+if ! has "$HAPROXY_IMAGE"; then
+  has content-service-standin/haproxy:local || bootstrap content-service-standin/haproxy:local haproxy
+  build "$HAPROXY_IMAGE" haproxy.Dockerfile
 fi
