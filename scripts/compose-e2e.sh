@@ -2,12 +2,12 @@
 # The Compose deployment, built and run for real: every image built, the stack brought up with
 # docker-compose.yml, and the checks of bench/src/compose-e2e.ts run against it (the journey
 # through the published ports, deploys and scale-out under traffic, a killed process, `down` and
-# `up`, secrets). Figures go to bench/results/compose.{json,md}. Afterwards everything the run
-# created is removed (containers, networks, volumes), also when a check fails or the run is
-# interrupted.
+# `up`, secrets, the rate limits shared by two gateways behind HAProxy). Figures go to
+# bench/results/compose.{json,md}. Afterwards everything the run created is removed (containers,
+# networks, volumes), also when a check fails or the run is interrupted.
 #
 #   bash scripts/compose-e2e.sh          offline: local stand-ins for images no registry gives
-#   bash scripts/compose-e2e.sh --pull   pull the real images first (node, versitygw, mongo:7)
+#   bash scripts/compose-e2e.sh --pull   pull the real images first (node, versitygw, mongo:7, redis, haproxy)
 #
 # It installs what it needs (Debian's docker.io and mmdebstrap; Docker Compose v2, built from the
 # Go module proxy into .tools/bin) and starts dockerd when none is running, stopping only that
@@ -117,7 +117,8 @@ free_port() {
     attempt(50);'
 }
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
-# The published ports: the gateway, storage, and the `ops` profile's Prometheus and Jaeger UIs.
+# The published ports: the API (the balancer in front of the gateways), storage, and the `ops`
+# profile's Prometheus and Jaeger UIs.
 taken=""
 for name in gateway_port storage_port prometheus_port jaeger_port; do
   port="$(free_port)"
@@ -134,6 +135,7 @@ PORT=$gateway_port
 STORAGE_PORT=$storage_port
 S3_PUBLIC_ENDPOINT=http://127.0.0.1:$storage_port
 FRONTEND_ORIGIN=http://127.0.0.1:$gateway_port
+# Off for the traffic, which logs in all the time; step 8 brings the gateways up with limits.
 AUTH_RATE_LIMIT=0
 RATE_LIMIT=0
 COMPOSE_PROFILES=ops
@@ -151,6 +153,8 @@ if [ "$pull" = 1 ]; then
   "$DOCKER" pull -q "axllent/mailpit:$(cat .tools/bin/.mailpit-version)" || true
   "$DOCKER" pull -q prom/prometheus:v2.42.0 || true
   "$DOCKER" pull -q jaegertracing/jaeger:2.13.0 || true
+  "$DOCKER" pull -q redis:7.0 || true
+  "$DOCKER" pull -q haproxy:2.6 || true
   if "$DOCKER" pull -q mongo:7; then
     export COMPOSE_FILE="docker-compose.yml"
     E2E_DATABASE="mongo:7"
@@ -159,7 +163,7 @@ fi
 DOCKER="$DOCKER" bash scripts/compose/standins.sh
 
 # --- The checks --------------------------------------------------------------------------------
-say "project $COMPOSE_PROJECT_NAME, gateway 127.0.0.1:$gateway_port, storage 127.0.0.1:$storage_port, database: $E2E_DATABASE"
+say "project $COMPOSE_PROJECT_NAME, API (balancer) 127.0.0.1:$gateway_port, storage 127.0.0.1:$storage_port, database: $E2E_DATABASE"
 # In the background and waited for, so that a SIGTERM to this script stops the checks and tears
 # down at once (bash runs a trap only after a foreground child has exited).
 GATEWAY_URL="http://127.0.0.1:$gateway_port" STORAGE_URL="http://127.0.0.1:$storage_port" \

@@ -3,16 +3,21 @@
  * engine and the client, builds the stand-in images and tears everything down afterwards). On
  * the stack that docker-compose.yml describes, built and started for real, it shows:
  *  1. every image builds (size, build time) and runs as a non-root user (`id -u` inside);
- *  2. the stack comes up healthy, the bucket set-up completes, and the host reaches only the
- *     gateway's and storage's published ports;
+ *  2. the stack comes up healthy (two gateways behind HAProxy, Redis counting their limits), the
+ *     bucket set-up completes, and the host reaches only the balancer's and storage's published
+ *     ports; the balancer's own errors are JSON;
  *  3. the whole user journey through those ports, bytes to storage and back included, and with
  *     the `ops` profile on, Prometheus scraping every process over the Compose network (metrics
  *     are published nowhere) and Jaeger holding traces of the gateway and the services;
- *  4. each service rebuilt and recreated alone under mixed traffic, without a failed request;
+ *  4. each service rebuilt and recreated alone under mixed traffic, without a failed request, the
+ *     gateways too (a new pair started, then the old pair drained, behind the balancer);
  *  5. posts scaled to three replicas under that traffic: every replica serves, nothing fails;
  *  6. a killed process is restarted by Docker, and `down` then `up` keeps every record and object;
  *  7. Compose refuses to start without JWT_SECRET, and no secret is in any image or in `docker
- *     inspect` beyond the environment Compose was given.
+ *     inspect` beyond the environment Compose was given;
+ *  8. the auth limit holds across both gateways (exactly AUTH_RATE_LIMIT admitted, a client's own
+ *     X-Forwarded-For buys no fresh bucket), fails closed while Redis is away and counts again
+ *     once it is back; with no gateway left, the balancer answers a JSON 503.
  * Prints each figure as it comes, writes them to $E2E_OUT/compose.{json,md}, and exits 1 when a
  * check fails (after writing what it has).
  */
@@ -41,11 +46,18 @@ const DATABASE = process.env.E2E_DATABASE ?? 'mongo:7';
 /** Ours, in the order they are built and deployed; storage-setup shares files' image layers. */
 const BUILT = ['identity', 'posts', 'notes', 'files', 'storage-setup', 'gateway'] as const;
 const BEHIND_GATEWAY = ['identity', 'posts', 'notes', 'files'] as const;
-const ALL_RUNNING = ['mongo', 'storage', ...BEHIND_GATEWAY, 'gateway'] as const;
+const ALL_RUNNING = ['mongo', 'storage', ...BEHIND_GATEWAY, 'gateway', 'redis', 'balancer'] as const;
+/** docker-compose.yml's `deploy.replicas` for the gateway. */
+const GATEWAYS = 2;
+/** The auth limit the gateways get for step 8 (the traffic before it runs with the limits off). */
+const AUTH_LIMIT = 10;
 /** The optional `ops` profile, which the run turns on. */
 const OPS = ['prometheus', 'jaeger'] as const;
-/** Container ports that must not be reachable from the host: the database, the services, metrics. */
-const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004, 9464];
+/**
+ * Container ports that must not be reachable from the host: the database, the services, metrics,
+ * Redis, and the balancer's health port.
+ */
+const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004, 9464, 6379, 8405];
 
 const compose = new Compose();
 const project = need('COMPOSE_PROJECT_NAME');
@@ -151,7 +163,7 @@ async function buildImages(): Promise<void> {
   report.images = images;
 }
 
-// 2. Up, healthy, and only the gateway's and storage's ports published (and, on loopback, the ops UIs).
+// 2. Up, healthy, and only the balancer's and storage's ports published (and, on loopback, the ops UIs).
 async function up(): Promise<void> {
   const started = Date.now();
   await compose.exec(['up', '-d', '--wait']);
@@ -162,9 +174,14 @@ async function up(): Promise<void> {
   const setup = containers.find((c) => c.service === 'storage-setup');
   check(setup?.status === 'exited' && setup.exitCode === 0, 'the bucket set-up must complete (exit 0)');
   for (const service of ALL_RUNNING) {
-    const c = containers.find((x) => x.service === service);
-    check(c?.status === 'running' && c.health === 'healthy', `${service} must be running and healthy`);
+    const c = containers.filter((x) => x.service === service);
+    check(
+      c.length > 0 && c.every((x) => x.status === 'running' && x.health === 'healthy'),
+      `${service} must be running and healthy`,
+    );
   }
+  const gateways = containers.filter((c) => c.service === 'gateway' && c.status === 'running');
+  check(gateways.length === GATEWAYS, `${GATEWAYS} gateways must run (got ${gateways.length})`);
 
   const published = Object.fromEntries(
     containers.filter((c) => Object.keys(c.published).length > 0).map((c) => [c.service, c.published]),
@@ -172,8 +189,8 @@ async function up(): Promise<void> {
   report.published = published;
   say(`published: ${JSON.stringify(published)}`);
   check(
-    JSON.stringify(Object.keys(published).sort()) === JSON.stringify(['gateway', 'jaeger', 'prometheus', 'storage']),
-    'only the gateway and storage (and the ops profile’s UIs) may publish ports',
+    JSON.stringify(Object.keys(published).sort()) === JSON.stringify(['balancer', 'jaeger', 'prometheus', 'storage']),
+    'only the balancer and storage (and the ops profile’s UIs) may publish ports',
   );
   for (const service of OPS) {
     const addresses = Object.values(published[service] ?? {}).flat();
@@ -199,6 +216,13 @@ async function up(): Promise<void> {
   report.hostReaches = reach;
   say(`the host reaches: ${JSON.stringify(reach)}`);
 
+  // Recorded, not held against the run: a request HAProxy 2.6 refuses while parsing it (a header
+  // line without a colon) gets its built-in HTML 400, whatever the configuration says. Its H1
+  // layer answers those before any error setting applies (haproxy/haproxy#3032, fixed in 3.3 and
+  // meant for 3.2). The errors it answers for a parsed request (no gateway left: 8b) are JSON.
+  report.balancerMalformed = await rawRequest('GET / HTTP/1.1\r\nHost: e2e\r\nno colon here\r\n\r\n');
+  say(`the balancer's answer to a malformed request: ${JSON.stringify(report.balancerMalformed)}`);
+
   const users: Record<string, number> = {};
   for (const c of containers.filter((x) => x.status === 'running')) {
     users[c.service] = Number((await compose.docker$(['exec', c.name, 'id', '-u'])).trim());
@@ -206,6 +230,36 @@ async function up(): Promise<void> {
   report.uids = users;
   say(`id -u: ${JSON.stringify(users)}`);
   for (const service of [...BEHIND_GATEWAY, 'gateway']) check(users[service] !== 0, `${service} must not run as root`);
+}
+
+const isErrorBody = (text: string) => {
+  try {
+    return typeof (JSON.parse(text) as { error?: unknown }).error === 'string';
+  } catch {
+    return false;
+  }
+};
+
+/** Sends `request` as it is to the published port, and reads the answer's status, type and body. */
+function rawRequest(request: string): Promise<{ status: number; contentType: string; body: string }> {
+  const { hostname, port } = new URL(GATEWAY);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port), timeout: 5000 });
+    const chunks: Buffer[] = [];
+    socket.once('connect', () => socket.write(request));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.once('timeout', () => socket.destroy(new Error('no answer within 5 s')));
+    socket.once('error', reject);
+    socket.once('close', () => {
+      const text = Buffer.concat(chunks).toString();
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      resolve({
+        status: Number(head.split(' ')[1] ?? 0),
+        contentType: /^content-type:\s*(.*)$/im.exec(head)?.[1]?.trim() ?? '',
+        body,
+      });
+    });
+  });
 }
 
 function tcpProbe(port: number): Promise<string> {
@@ -472,44 +526,81 @@ function describeFailures(outcomes: readonly Outcome[]): string[] {
     .map((o) => `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || o.error} after ${o.ms} ms`);
 }
 
+/**
+ * The gateways, redeployed without a moment with none: `up --build gateway` would replace every
+ * replica at once (Compose recreates a service's containers in parallel, each stopped before its
+ * successor starts), and the balancer would have nobody to send to. So: the new image built, as
+ * many new replicas started beside the old ones (`--no-recreate` leaves those as they are) and
+ * healthy, then `up` at the file's count, which removes the outdated replicas first: each drains
+ * (SIGTERM) while the new ones serve.
+ */
+async function rollGateways(revision: string): Promise<void> {
+  await compose.exec(['build', 'gateway'], { REVISION: revision });
+  await compose.exec(['up', '-d', '--no-deps', '--no-recreate', '--scale', `gateway=${GATEWAYS * 2}`, 'gateway'], {
+    REVISION: revision,
+  });
+  await compose.waitHealthy('gateway', GATEWAYS * 2);
+  await compose.exec(['up', '-d', '--no-deps', 'gateway'], { REVISION: revision });
+}
+
+/** The balancer's log lines since `sinceMs` for requests it had to resend, and how many it logged. */
+async function balancerResends(sinceMs: number): Promise<{ logged: number; resent: string[] }> {
+  const lines = (await compose.logs((await compose.containers('balancer'))[0]?.name ?? '', sinceMs)).filter((l) =>
+    l.includes('"balancer":"request"'),
+  );
+  return { logged: lines.length, resent: lines.filter((l) => !l.includes('"retries":"0"')) };
+}
+
 // 4. Each service rebuilt and recreated alone, under traffic.
 async function deploys(traffic: Traffic): Promise<void> {
   const rows: Record<string, unknown>[] = [];
   let revision = 0;
   for (const service of [...BEHIND_GATEWAY, 'gateway'] as const) {
     revision += 1;
-    const [before] = await compose.containers(service);
+    const before = await compose.containers(service);
     const started = Date.now();
-    await compose.exec(['up', '-d', '--no-deps', '--build', service], { REVISION: `e2e-deploy-${revision}` });
-    const [after] = await compose.waitHealthy(service);
+    if (service === 'gateway') await rollGateways(`e2e-deploy-${revision}`);
+    else await compose.exec(['up', '-d', '--no-deps', '--build', service], { REVISION: `e2e-deploy-${revision}` });
+    const after = await compose.waitHealthy(service, service === 'gateway' ? GATEWAYS : 1);
     const healthyAt = Date.now();
     await sleep(2000);
     const during = traffic.between(started, Date.now());
     const mine = during.filter((o) => service === 'gateway' || SERVICE_OF[o.op] === service);
-    const label = (
-      await compose.docker$([
-        'inspect',
-        '-f',
-        '{{index .Config.Labels "org.opencontainers.image.revision"}}',
-        after?.name ?? '',
-      ])
-    ).trim();
+    const labels = await Promise.all(
+      after.map(async (c) =>
+        (
+          await compose.docker$([
+            'inspect',
+            '-f',
+            '{{index .Config.Labels "org.opencontainers.image.revision"}}',
+            c.name,
+          ])
+        ).trim(),
+      ),
+    );
+    const resends = await balancerResends(started);
     const row = {
       service,
-      recreated: before?.id !== after?.id,
-      revision: label,
+      recreated: after.every((a) => !before.some((b) => b.id === a.id)),
+      revision: [...new Set(labels)].join(', '),
       upSeconds: seconds(healthyAt - started),
       requests: during.length,
       ofThisService: mine.length,
       failed: during.filter(failed).length,
       slowestMs: Math.max(0, ...mine.map((o) => o.ms)),
+      // Requests the balancer resent to another gateway (or the same one) and then answered.
+      balancerResent: resends.resent.length,
       failures: describeFailures(during),
     };
     rows.push(row);
     say(`deployed ${service}: ${JSON.stringify({ ...row, failures: row.failures.length })}`);
     for (const f of row.failures) say(`  failed: ${f}`);
-    check(row.recreated && label === `e2e-deploy-${revision}`, `${service} must run the newly built image`);
-    if (service !== 'gateway') check(row.failed === 0, `no request may fail while ${service} is redeployed`);
+    for (const r of resends.resent.slice(0, 10)) say(`  resent by the balancer: ${r}`);
+    check(
+      row.recreated && labels.every((l) => l === `e2e-deploy-${revision}`),
+      `${service} must run the newly built image`,
+    );
+    check(row.failed === 0, `no request may fail while ${service} is redeployed`);
   }
   report.deploys = rows;
 }
@@ -589,7 +680,9 @@ async function persistence(kept: Kept, traffic: Traffic): Promise<void> {
   const left = await compose.containers();
   check(left.length === 0, '`down` must remove every container');
   const started = Date.now();
-  await compose.exec(['up', '-d', '--wait']);
+  // From here on the gateways have an auth limit, for step 8; the traffic is over, and the one
+  // login below is long forgotten by then (step 8 starts with an empty Redis).
+  await compose.exec(['up', '-d', '--wait'], limitsOn);
   await gatewayReady();
   const upSeconds = seconds(Date.now() - started);
 
@@ -611,6 +704,155 @@ async function persistence(kept: Kept, traffic: Traffic): Promise<void> {
   };
   say(`after down and up: ${JSON.stringify(report.persistence)}`);
   check(verified.problems.length === 0, 'every write the traffic got a 2xx for must still read back');
+}
+
+/** What the gateways get from the client's environment (which Compose prefers to the env file). */
+// The general limit is on too, so that reads with Redis away show it failing open; high enough
+// that reading back every write of the traffic stays under it.
+const limitsOn = { AUTH_RATE_LIMIT: String(AUTH_LIMIT), RATE_LIMIT: '100000', RATE_WINDOW: '10m' };
+
+/** An auth request that costs identity nothing (no bcrypt, no per-account count): a 400. */
+async function authRequest(
+  headers: Record<string, string> = {},
+): Promise<{ status: number; retryAfter: string; body: string }> {
+  const res = await fetch(`${GATEWAY}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: '{}',
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, retryAfter: res.headers.get('retry-after') ?? '', body: await res.text() };
+}
+
+/** How many auth requests each running gateway logged since `sinceMs`. */
+async function authServedPerGateway(sinceMs: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const c of (await compose.containers('gateway')).filter((x) => x.status === 'running')) {
+    counts[c.name] = (await compose.logs(c.name, sinceMs)).filter(
+      (l) => l.includes('"requestId"') && l.includes('"path":"/api/auth/register"'),
+    ).length;
+  }
+  return counts;
+}
+
+// 8. The shared limits, through the balancer: Redis away and back, then the auth limit exactly.
+async function sharedLimits(): Promise<void> {
+  const started = Date.now();
+  const [redis] = await compose.containers('redis');
+  if (!redis) throw new Error('no redis container');
+  const read = async () => {
+    const res = await fetch(`${GATEWAY}/api/posts`, { signal: AbortSignal.timeout(10_000) });
+    await res.arrayBuffer();
+    return res.status;
+  };
+
+  // Redis killed: auth fails closed (JSON 503, Retry-After), the rest of the API is served.
+  await compose.exec(['kill', 'redis']);
+  let away = await authRequest();
+  for (let i = 0; i < 50 && away.status !== 503; i++) {
+    await sleep(100);
+    away = await authRequest();
+  }
+  const readWhileAway = await read();
+  const [killed] = await compose.containers('redis');
+  check(killed?.status === 'exited', `Redis must stay down while it is checked (it is ${killed?.status})`);
+  check(
+    away.status === 503 && away.retryAfter !== '' && isErrorBody(away.body),
+    `with Redis away, auth must answer a JSON 503 with Retry-After (got ${away.status} ${away.body})`,
+  );
+  check(readWhileAway === 200, `with Redis away, reads must be served (got ${readWhileAway})`);
+
+  // Back (the same container, an empty Redis): counting again, from a fresh window. Every auth
+  // answer from here on that is not a 429 was admitted and counted.
+  const backAt = Date.now();
+  await compose.exec(['start', 'redis']);
+  await compose.waitHealthy('redis');
+  const admittedStatuses: number[] = [];
+  let first = await authRequest();
+  while (first.status === 503 && Date.now() - backAt < 30_000) {
+    await sleep(100);
+    first = await authRequest();
+  }
+  const countingAgainMs = Date.now() - backAt;
+  const answers = [first, ...(await Promise.all(Array.from({ length: 2 * AUTH_LIMIT }, () => authRequest())))];
+  for (const a of answers) if (a.status !== 429) admittedStatuses.push(a.status);
+  const refused = answers.filter((a) => a.status === 429);
+  // The same client naming another address in X-Forwarded-For: still the same, spent bucket.
+  const spoofed = await Promise.all(
+    Array.from({ length: 3 }, (_, i) => authRequest({ 'x-forwarded-for': `203.0.113.${10 + i}` })),
+  );
+  const perGateway = await authServedPerGateway(backAt);
+
+  report.limits = {
+    seconds: seconds(Date.now() - started),
+    authLimit: AUTH_LIMIT,
+    redisAway: { auth: away.status, authRetryAfter: away.retryAfter, read: readWhileAway },
+    countingAgainAfterSeconds: seconds(countingAgainMs),
+    sent: answers.length,
+    admitted: admittedStatuses.length,
+    admittedStatuses: [...new Set(admittedStatuses)],
+    refused429: refused.length,
+    spoofedXForwardedFor: spoofed.map((a) => a.status),
+    authRequestsPerGateway: perGateway,
+  };
+  say(`limits: ${JSON.stringify(report.limits)}`);
+  check(
+    admittedStatuses.length === AUTH_LIMIT && admittedStatuses.every((st) => st === 400),
+    `exactly ${AUTH_LIMIT} auth requests may pass in all, across the gateways (passed ${admittedStatuses.length}: ${admittedStatuses.join(', ')})`,
+  );
+  check(
+    refused.every((a) => a.retryAfter !== '' && isErrorBody(a.body)),
+    'a refused auth request must get a JSON 429 with Retry-After',
+  );
+  check(
+    spoofed.every((a) => a.status === 429),
+    `a client's own X-Forwarded-For must not buy a fresh bucket (got ${spoofed.map((a) => a.status).join(', ')})`,
+  );
+  const counts = Object.values(perGateway);
+  check(
+    counts.length === GATEWAYS && counts.every((n) => n > 0),
+    `every gateway must have served auth requests (${JSON.stringify(perGateway)})`,
+  );
+}
+
+// 8b. No gateway left (both stopped): the balancer's own 503, as JSON.
+async function noGatewayLeft(): Promise<void> {
+  const stoppedAt = Date.now();
+  await compose.exec(['stop', 'gateway']);
+  let answer: { status: number; contentType: string; retryAfter: string; body: string } | undefined;
+  let answeredAt = Date.now();
+  try {
+    while (Date.now() - stoppedAt < 30_000) {
+      const res = await fetch(`${GATEWAY}/api/posts`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+      if (res) {
+        answer = {
+          status: res.status,
+          contentType: res.headers.get('content-type') ?? '',
+          retryAfter: res.headers.get('retry-after') ?? '',
+          body: await res.text(),
+        };
+        answeredAt = Date.now();
+        if (res.status === 503) break;
+      }
+      await sleep(200);
+    }
+  } finally {
+    await compose.exec(['start', 'gateway']);
+  }
+  const after = await gatewayReady();
+  report.noGatewayLeft = {
+    answeredAfterSeconds: seconds(answeredAt - stoppedAt),
+    ...answer,
+    readyAgainAfterStartSeconds: seconds(after),
+  };
+  say(`no gateway left: ${JSON.stringify(report.noGatewayLeft)}`);
+  check(
+    answer?.status === 503 &&
+      /^application\/json/.test(answer.contentType) &&
+      answer.retryAfter !== '' &&
+      isErrorBody(answer.body),
+    'with no gateway able to answer, the balancer must answer a JSON 503 {error} with Retry-After',
+  );
 }
 
 /** Whether `needle` occurs anywhere in what `command args` writes to stdout (streamed). */
@@ -700,6 +942,7 @@ function markdown(): string {
     ['2. Up and healthy (s)', 'upSeconds'],
     ['2. Published ports', 'published'],
     ['2. What the host reaches', 'hostReaches'],
+    ['2. The balancer’s answer to a malformed request', 'balancerMalformed'],
     ['3. The user journey', 'journey'],
     ['3. Deleting an account', 'accountDeletion'],
     ['3. Operations (profile ops): Prometheus and Jaeger', 'operations'],
@@ -709,6 +952,8 @@ function markdown(): string {
     ['6. A killed process', 'kill'],
     ['6. down and up again', 'persistence'],
     ['7. Secrets', 'secrets'],
+    ['8. Shared limits, through the balancer', 'limits'],
+    ['8. No gateway left: the balancer answers', 'noGatewayLeft'],
   ];
   for (const [title, key] of sections) {
     if (report[key] === undefined) continue;
@@ -768,6 +1013,8 @@ async function main(): Promise<void> {
 
     await killAndRestart();
     await persistence(kept, traffic);
+    await sharedLimits();
+    await noGatewayLeft();
     await secretsStayPut();
   } catch (err) {
     failures.push(`stopped: ${(err as Error).message}`);
