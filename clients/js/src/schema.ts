@@ -189,7 +189,7 @@ export interface paths {
         /** Change title, body or attachmentKey; a replaced attachment is deleted. */
         put: operations["updateNote"];
         post?: never;
-        /** Delete one of the caller’s notes and, right after, its attachment. */
+        /** Delete one of the caller’s notes and, right after, its attachment; 204 whether or not one was deleted. */
         delete: operations["deleteNote"];
         options?: never;
         head?: never;
@@ -1294,7 +1294,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
+            /** @description Done. */
             204: {
                 headers: {
                     [name: string]: unknown;

@@ -462,11 +462,12 @@ export const openApiDocument = {
       }),
       delete: operation({
         id: 'deleteNote',
-        summary: 'Delete one of the caller’s notes and, right after, its attachment.',
+        summary:
+          'Delete one of the caller’s notes and, right after, its attachment; 204 whether or not one was deleted.',
         tag: 'notes',
         auth: 'required',
         pathId: NOTE_ID,
-        ok: { status: 204, description: 'Deleted.' },
+        ok: { status: 204, description: 'Done.' },
         errors: ['Conflict'],
       }),
     },

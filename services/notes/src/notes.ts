@@ -143,6 +143,11 @@ export function createNotes({
     },
 
     /** The note goes at once; the key it held then is released right after, or later by the outbox. */
+    /**
+     * Done whether or not the caller had such a note, as a post's delete is: a DELETE sent again
+     * (by a balancer whose replica died after deleting, or by a client that lost the answer)
+     * answers 204 as the first did, and another user's note is left alone without saying it exists.
+     */
     async remove(id: string, authorId: string): Promise<void> {
       await writeNote(id, authorId, {
         async write(current) {
@@ -155,6 +160,8 @@ export function createNotes({
           if (entry) outbox.releaseSoon(entry);
           return true;
         },
+      }).catch((err: unknown) => {
+        if (!(err instanceof HttpError && err.status === 404)) throw err;
       });
     },
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Types } from 'mongoose';
 import { type NotesHarness, newCaller, startNotes } from './helpers';
 
 let h: NotesHarness;
@@ -151,21 +152,25 @@ describe('PUT /api/notes/:id', () => {
 });
 
 describe('DELETE /api/notes/:id', () => {
-  it('when the owner deletes the note, then 204 and it is gone; again, then 404', async () => {
+  it('when the owner deletes the note, then 204 and it is gone; again (a resent DELETE), then 204 as the first time', async () => {
     const note = await create(me);
     const res = await h.http.delete(`/api/notes/${note.body._id}`).set(me.auth);
 
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(await h.notes.exists({ _id: note.body._id })).toBeNull();
-    expect((await h.http.delete(`/api/notes/${note.body._id}`).set(me.auth)).status).toBe(404);
+    const again = await h.http.delete(`/api/notes/${note.body._id}`).set(me.auth);
+    expect(again.status).toBe(204);
+    expect(again.text).toBe('');
   });
 
-  it('when another user deletes the note, then 404 and it stays', async () => {
+  it('when another user deletes the note, then 204, as for a note that does not exist, and it stays', async () => {
     const note = await create(me);
     const res = await h.http.delete(`/api/notes/${note.body._id}`).set(other.auth);
+    const none = await h.http.delete(`/api/notes/${new Types.ObjectId()}`).set(other.auth);
 
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(204);
+    expect(none.status).toBe(204);
     expect(await h.notes.exists({ _id: note.body._id })).not.toBeNull();
   });
 });
