@@ -71,7 +71,10 @@ export interface RunningSystem {
   replicas: Record<ProcessName, SystemProcess[]>;
   /** HAProxy in front of every kind, when scaled. */
   balancer?: RunningBalancer;
-  /** Starts a replica again on its port (after a stop or a kill), and waits until it is healthy. */
+  /**
+   * Starts a replica again on its port (after a stop or a kill), and waits until it is healthy
+   * and, behind the balancer, in service again.
+   */
   start(name: ProcessName, replica?: number): Promise<SystemProcess>;
   stop(): Promise<void>;
 }
@@ -220,10 +223,23 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     replicas[name][replica] = started;
     if (replica === 0) processes[name] = started;
     await waitFor(label, () => httpOk(`${own}/healthz`), { child });
+    // Started again behind the balancer: back once the balancer sends it requests again.
+    const behind = balancer;
+    if (behind) {
+      await waitFor(`${label} in service`, async () => (await inService(behind))[name][replica] === true);
+    }
     return started;
   };
 
   let balancer: RunningBalancer | undefined;
+  /** Per kind, per replica: whether the balancer's checks pass and it gets requests. */
+  const inService = async (b: RunningBalancer) => {
+    const stats = await b.stats();
+    return Object.fromEntries(PROCESSES.map((name) => [name, (stats[name] ?? []).map((r) => r.up)])) as Record<
+      ProcessName,
+      boolean[]
+    >;
+  };
   const stop = async () => {
     await Promise.all(PROCESSES.flatMap((name) => replicas[name].map((p) => p.child.stop())));
     await balancer?.stop();
@@ -232,8 +248,16 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
 
   try {
     await Promise.all(SERVICES.map(all));
-    if (balanced) balancer = await startBalancer({ dataDir, kinds });
     await all('gateway');
+    // Last, when every replica answers: HAProxy counts a server in service from the start, and
+    // one that refused its first checks would be out of it for seconds after it came up.
+    if (balanced) {
+      const started = await startBalancer({ dataDir, kinds });
+      balancer = started;
+      await waitFor('every replica in service', async () =>
+        Object.values(await inService(started)).every((up) => up.every(Boolean)),
+      );
+    }
     await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), { timeoutMs: 30_000 });
   } catch (err) {
     await stop();
