@@ -31,6 +31,7 @@ function describe(value: unknown): string {
       ...value.map((row) => `  | ${cells(row as Record<string, unknown>)} |`),
     ].join('\n');
   }
+  if (Array.isArray(value)) return value.length > 0 ? value.map(String).join('; ') : 'none';
   if (typeof value === 'object' && value !== null) {
     return Object.entries(value)
       .map(([k, v]) => `${k} ${String(v)}`)
