@@ -163,8 +163,9 @@ interface Attempts {
 /**
  * Sends a request to one upstream and streams the answer back. A request that never reached the
  * service (`notDelivered`: it is restarting or being replaced) is retried with backoff within the
- * retry window, for every method, since the body is held; a connection reset on a reused
- * keep-alive socket before any answer is retried once, for idempotent methods only. Otherwise a
+ * retry window, for every method, since the body is held; a connection reset before any answer
+ * is retried once, for idempotent methods only: a kept-alive socket the service was closing, or a
+ * new one still queued when a replica closed its listener to drain. Otherwise a
  * broken connection is a JSON 502, and no answer within `timeoutMs` a JSON 504. Nothing hangs.
  */
 export function createUpstreamProxy({
@@ -191,7 +192,7 @@ export function createUpstreamProxy({
       return now + delay - state.firstAt <= retryWindowMs ? delay : undefined;
     }
     const reset = err.code === 'ECONNRESET' || err.code === 'EPIPE';
-    if (reset && state.last?.reusedSocket && state.count === 1 && IDEMPOTENT.has(req.method ?? '')) return 0;
+    if (reset && state.count === 1 && IDEMPOTENT.has(req.method ?? '')) return 0;
     return undefined;
   };
 

@@ -46,12 +46,22 @@ export interface Seen {
  * A real upstream that records what reached it and answers with it, after `delayMs`, on `port`
  * (a free one by default). With `resetReused`, a second request on a kept-alive connection is
  * met by a reset instead, as when a server closes an idle connection as the request arrives.
+ * With `resetFirst`, the first request of all is, on its new connection: as when a replica closes
+ * its listener to drain while the connection still waits in its queue.
  */
-export async function echoUpstream({ delayMs = 0, answer = true, port = 0, resetReused = false } = {}) {
+export async function echoUpstream({
+  delayMs = 0,
+  answer = true,
+  port = 0,
+  resetReused = false,
+  resetFirst = false,
+} = {}) {
   const seen: Seen[] = [];
   const served = new WeakSet<object>();
+  let resetDone = false;
   const server: Server = createServer((req, res) => {
-    if (resetReused && served.has(req.socket)) {
+    if ((resetReused && served.has(req.socket)) || (resetFirst && !resetDone)) {
+      resetDone = true;
       req.socket.resetAndDestroy();
       return;
     }

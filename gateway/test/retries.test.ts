@@ -98,6 +98,26 @@ describe('retries at the gateway', () => {
     expect(upstream.seen).toHaveLength(2);
   });
 
+  it('when a new connection is reset before any answer (a replica closing its listener), then a GET is sent again, a POST is not', async () => {
+    const forGet = await echoUpstream({ resetFirst: true });
+    cleanup.push(() => forGet.close());
+    const get = await fetch(`${(await gatewayTo(forGet.url)).url}/api/posts/one`);
+    expect(get.status).toBe(200);
+    expect(forGet.seen.map((s) => s.url)).toEqual(['/api/posts/one']);
+    expect(forGet.connections()).toBe(2);
+
+    const forPost = await echoUpstream({ resetFirst: true });
+    cleanup.push(() => forPost.close());
+    const post = await fetch(`${(await gatewayTo(forPost.url)).url}/api/posts`, {
+      method: 'POST',
+      headers: auth,
+      body: '{"title":"t"}',
+    });
+    expect(post.status).toBe(502);
+    expect(await post.json()).toEqual({ error: 'Upstream service unavailable' });
+    expect(forPost.seen).toEqual([]);
+  });
+
   it('when requests keep coming, then the gateway opens a new upstream connection every 100 requests, so a new replica gets a share', async () => {
     const upstream = await echoUpstream();
     cleanup.push(() => upstream.close());
