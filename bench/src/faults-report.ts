@@ -20,7 +20,7 @@ function describe(value: unknown): string {
       .join(', ');
     return `${value.requests} requests (${statuses || 'none'}); p50 ${value.p50} ms, p99 ${value.p99} ms, max ${value.max} ms`;
   }
-  if (Array.isArray(value) && value.every((row) => typeof row === 'object' && row !== null)) {
+  if (Array.isArray(value) && value.length > 0 && value.every((row) => typeof row === 'object' && row !== null)) {
     const columns = [...new Set(value.flatMap((row) => Object.keys(row as object)))];
     const cells = (row: Record<string, unknown>) => columns.map((c) => String(row[c] ?? '')).join(' | ');
     return [
