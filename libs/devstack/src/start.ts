@@ -75,6 +75,7 @@ async function main(): Promise<void> {
       // Several gateways count their limits together, or each would admit the limit again.
       scaled && !env.REDIS_URL ? startRedis({ dataDir }).then(keep) : undefined,
     ]);
+    const redisUrl = env.REDIS_URL || redis?.url;
     console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
     if (mongo.fallback) {
       console.log(`                  ${mongo.fallback}: FerretDB runs on SQLite, which reads whole collections`);
@@ -103,12 +104,12 @@ async function main(): Promise<void> {
       metrics: true,
       replicas,
       gateways,
-      redisUrl: env.REDIS_URL || redis?.url,
+      redisUrl,
     });
     if (system.balancer) {
       console.log(`Replicas:         ${replicas} of each service, ${gateways} gateways, behind HAProxy`);
       console.log(`                  (its statistics at ${system.balancer.statsUrl})`);
-      console.log(`Rate limits:      counted in Redis at ${env.REDIS_URL || redis?.url}`);
+      console.log(`Rate limits:      counted in Redis at ${redisUrl}`);
     }
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
     const metrics = Object.values(system.replicas)
