@@ -471,6 +471,9 @@ function markdown(r: Report): string {
   const s = r.scale.routes;
   // autocannon's percentiles are whole milliseconds; one-at-a-time.js's, microseconds.
   const ms = (x: number) => (x >= 10 || Number.isInteger(x) ? x.toFixed(0) : x.toFixed(2));
+  /** One row of a with/without table: each side's req/s and latencies, the ratio, the p50 added. */
+  const pairRow = (label: string, without: Report, withIt: Report) =>
+    `| ${label} | ${without.rps.toFixed(0)} req/s, p50 ${ms(without.p50)} ms, p99 ${ms(without.p99)} ms | ${withIt.rps.toFixed(0)} req/s, p50 ${ms(withIt.p50)} ms, p99 ${ms(withIt.p99)} ms | ${round(withIt.rps / without.rps, 3)} | ${round(withIt.p50 - without.p50, 3)} ms |`;
   const lines: string[] = [
     `# Scale-out benchmark ${r.when}`,
     '',
@@ -559,10 +562,7 @@ function markdown(r: Report): string {
     '|---|---|---|---|---|',
     ...Object.keys(r.balancerHop)
       .sort((a, b) => Number(b) - Number(a))
-      .map((k) => {
-        const { direct, balanced } = r.balancerHop[k];
-        return `| ${k} | ${direct.rps.toFixed(0)} req/s, p50 ${ms(direct.p50)} ms, p99 ${ms(direct.p99)} ms | ${balanced.rps.toFixed(0)} req/s, p50 ${ms(balanced.p50)} ms, p99 ${ms(balanced.p99)} ms | ${round(balanced.rps / direct.rps, 3)} | ${round(balanced.p50 - direct.p50, 3)} ms |`;
-      }),
+      .map((k) => pairRow(k, r.balancerHop[k].direct, r.balancerHop[k].balanced)),
     '',
     (() => {
       const [fixed, single] = [r.balancerHop[String(r.settings.connections)], r.balancerHop['1']];
@@ -578,10 +578,7 @@ function markdown(r: Report): string {
     ...Object.keys(r.redisOnAuth)
       .filter((k) => /^\d+$/.test(k))
       .sort((a, b) => Number(b) - Number(a))
-      .map((k) => {
-        const { memory, redis } = r.redisOnAuth[k];
-        return `| ${k} | ${memory.rps.toFixed(0)} req/s, p50 ${ms(memory.p50)} ms, p99 ${ms(memory.p99)} ms | ${redis.rps.toFixed(0)} req/s, p50 ${ms(redis.p50)} ms, p99 ${ms(redis.p99)} ms | ${round(redis.rps / memory.rps, 3)} | ${round(redis.p50 - memory.p50, 3)} ms |`;
-      }),
+      .map((k) => pairRow(k, r.redisOnAuth[k].memory, r.redisOnAuth[k].redis)),
     '',
     (() => {
       const c = r.redisOnAuth.limiterCheck;
