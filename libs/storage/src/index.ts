@@ -1,7 +1,7 @@
 /**
  * The S3 wrapper: the only code that talks to object storage. Every call maps storage errors to
- * HttpErrors as DESIGN.md decides (NoSuchKey → 404; credentials or bucket problems → 500 with a
- * generic message and the cause in the log; storage unreachable → 503).
+ * HttpErrors (NoSuchKey → 404; credentials or bucket problems → 500 with a generic message and the
+ * cause in the log; storage unreachable → 503).
  */
 import {
   AbortMultipartUploadCommand,

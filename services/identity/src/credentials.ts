@@ -55,7 +55,7 @@ export function readCredentials(body: Record<string, unknown>): Credentials {
   return { email: normalized, password };
 }
 
-/** The rules a new account must meet (DESIGN.md). */
+/** The rules a new account must meet (`credentialsSchema` in libs/contract, served at /openapi.json). */
 export function checkNewCredentials({ email, password }: Credentials): void {
   checkEmail(email);
   checkNewPassword(password);
