@@ -143,7 +143,7 @@ export const updateNoteSchema = {
 
 export const uploadRequestSchema = {
   type: 'object',
-  required: ['contentType', 'filename', 'size'],
+  required: ['contentType', 'filename'],
   properties: {
     contentType: { type: 'string', description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).' },
     filename: {
@@ -156,7 +156,7 @@ export const uploadRequestSchema = {
       type: 'integer',
       minimum: 1,
       description:
-        'The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length.',
+        'The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length. Optional for /upload-url (recommended; the contract’s request has none: the limit is then enforced after the upload), required for a multipart upload.',
     },
   },
 } as const;
@@ -256,6 +256,14 @@ export const noteSchema = {
     title: { type: 'string' },
     body: { type: 'string' },
     attachmentKey: { anyOf: [{ type: 'string', pattern: UPLOAD_KEY_PATTERN }, { type: 'null' }] },
+    attachmentRemoved: {
+      type: 'object',
+      description:
+        'Present when the files service removed the note’s attachment: its object broke an upload rule after the claim (replaced through a link without `size` by one over the limit or of another type).',
+      required: ['key', 'reason', 'at'],
+      properties: { key: { type: 'string' }, reason: { type: 'string' }, at: timestamp },
+      additionalProperties: false,
+    },
     authorId: objectId,
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -273,7 +281,9 @@ export const uploadLinkSchema = {
     key: uploadKey,
     headers: {
       type: 'object',
-      required: ['Content-Type', 'Content-Length', 'If-None-Match', 'x-amz-meta-owner', 'x-amz-meta-size'],
+      description:
+        'Exactly the headers the PUT must carry. Without `size` in the request, only Content-Type (the contract’s link); with it, all five.',
+      required: ['Content-Type'],
       properties: {
         'Content-Type': { type: 'string' },
         'Content-Length': { type: 'string', pattern: '^[1-9][0-9]*$' },
@@ -373,4 +383,16 @@ export const readinessSchema = {
     checks: { type: 'object', additionalProperties: { enum: ['ok', 'failing'] } },
   },
   additionalProperties: false,
+} as const;
+
+// ---------- internal request bodies (between services; never routed by the gateway) ----------
+
+/** Files tells notes that it removed the object of a claimed key: it broke an upload rule. */
+export const attachmentRemovedSchema = {
+  type: 'object',
+  required: ['key', 'reason'],
+  properties: {
+    key: { type: 'string', pattern: UPLOAD_KEY_PATTERN },
+    reason: { type: 'string', minLength: 1, maxLength: 500 },
+  },
 } as const;

@@ -185,6 +185,8 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
       STORAGE_BUCKET: storage.bucket,
       STORAGE_REGION: storage.region,
+      // Told when the check removes the object of an attachment (a size-less link's).
+      NOTES_URL: url('notes'),
     },
     gateway: {
       // Behind the balancer the gateways listen on loopback, and take the client's address from

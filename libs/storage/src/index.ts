@@ -285,6 +285,11 @@ export class ObjectStorage {
    * unsigned unless told, which would let any type or length through, and it would move the
    * metadata headers into the query string, which not every S3 server reads.
    */
+  /**
+   * A PUT link for one object. With `size`, the length, `If-None-Match: *` (the link only
+   * creates) and the metadata are signed too; without it, only the content type is: any length
+   * up to storage's own limit, and the link may be used again while it lasts.
+   */
   async signPut(
     key: string,
     {
@@ -292,8 +297,14 @@ export class ObjectStorage {
       size,
       metadata = {},
       expiresIn,
-    }: { contentType: string; size: number; metadata?: Record<string, string>; expiresIn: number },
+    }: { contentType: string; size?: number; metadata?: Record<string, string>; expiresIn: number },
   ): Promise<SignedLink> {
+    if (size === undefined) {
+      const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType });
+      const signableHeaders = new Set(['content-type']);
+      const url = await this.call(() => getSignedUrl(this.signer, command, { expiresIn, signableHeaders }));
+      return { url, headers: { 'Content-Type': contentType } };
+    }
     const command = new PutObjectCommand({
       Bucket: this.bucket,
       Key: key,

@@ -3,11 +3,14 @@ import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
-import { uploadModel } from './model';
+import { createLinkSlots, type LinkSlots } from './link-slots';
+import { linkSlotModel, uploadModel } from './model';
 import { createMultipart } from './multipart';
+import { createNotesClient } from './notes-client';
 import { createRecords } from './records';
+import { createRemovals, type Removals } from './removals';
 import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
-import { createUploads, sweeperFailures, sweeperRemoved } from './uploads';
+import { createUploads, sweeperFailures, sweeperRemoved, type Uploads } from './uploads';
 
 export interface Deps {
   config: Config;
@@ -17,7 +20,8 @@ export interface Deps {
 
 export async function createApp({ config, connection, logger }: Deps) {
   const model = uploadModel(connection);
-  await model.init();
+  const slotModel = linkSlotModel(connection);
+  await Promise.all([model.init(), slotModel.init()]);
   const turns = await createTurns(connection);
   const storage = new ObjectStorage({
     endpoint: config.S3_ENDPOINT,
@@ -28,9 +32,11 @@ export async function createApp({ config, connection, logger }: Deps) {
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
   });
   const records = createRecords(model, turns);
+  const slots = createLinkSlots({ slots: slotModel, maxOpen: config.UPLOAD_MAX_OPEN_LINKS });
   const uploads = createUploads({
     model,
     records,
+    slots,
     storage,
     logger,
     settings: {
@@ -39,8 +45,15 @@ export async function createApp({ config, connection, logger }: Deps) {
       claimTtlMs: config.UPLOAD_CLAIM_TTL,
       releasedRetentionMs: config.RELEASED_RETENTION,
       maxBytes: config.UPLOAD_MAX_BYTES,
+      checkDelayMs: config.UPLOAD_CHECK_DELAY,
     },
   });
+  const notes = createNotesClient({
+    baseUrl: config.NOTES_URL,
+    secret: config.JWT_SECRET,
+    timeoutMs: config.NOTES_TIMEOUT,
+  });
+  const removals = createRemovals({ model, notes });
   const multipart = createMultipart({
     model,
     records,
@@ -65,22 +78,32 @@ export async function createApp({ config, connection, logger }: Deps) {
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, multipart, storage, turns, accounts };
+  return { app, uploads, multipart, storage, turns, accounts, removals, slots };
 }
 
 /**
- * One pass of the sweeper: stale keys and unfinished releases, then unclaimed objects, then
- * released records past their retention. The server runs it every SWEEP_INTERVAL.
+ * One pass of the sweeper: size-less links past their expiry checked (and the notes of removed
+ * attachments told), stale keys and unfinished releases, then unclaimed objects, then released
+ * records past their retention and superseded link slots. The server runs it every SWEEP_INTERVAL.
  */
-export async function sweepOnce(uploads: ReturnType<typeof createUploads>, logger: Logger): Promise<void> {
+export async function sweepOnce(
+  { uploads, removals, slots }: { uploads: Uploads; removals: Removals; slots: LinkSlots },
+  logger: Logger,
+): Promise<void> {
   try {
+    const { refused } = await uploads.checkExpiredLinks();
+    sweeperRemoved.inc({ kind: 'refused' }, refused);
+    await removals.drain();
     const released = await uploads.sweep();
     sweeperRemoved.inc({ kind: 'stale' }, released);
     const unclaimed = await uploads.sweepUnclaimed();
     sweeperRemoved.inc({ kind: 'unclaimed' }, unclaimed);
     const purged = await uploads.purge();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
-    if (released + unclaimed + purged > 0) logger.info({ released, unclaimed, purged }, 'sweeper pass');
+    await slots.prune();
+    if (refused + released + unclaimed + purged > 0) {
+      logger.info({ refused, released, unclaimed, purged }, 'sweeper pass');
+    }
   } catch (err) {
     sweeperFailures.inc();
     throw err;

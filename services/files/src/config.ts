@@ -34,6 +34,16 @@ export const configSpec = {
   /** The part size asked of clients; raised for files that would need over 10,000 parts. */
   MULTIPART_PART_SIZE: env.int(8 * 1024 ** 2, { min: MIN_PART_SIZE, max: MAX_PART_SIZE }),
   UPLOAD_URL_TTL_S: env.int(300, { min: 1, max: 7 * 24 * 3600 }),
+  /**
+   * Size-less upload links (the contract's request) one caller may hold unexpired at once: each
+   * can put up to storage's 5 GB until its key is checked (see uploads.ts).
+   */
+  UPLOAD_MAX_OPEN_LINKS: env.int(50, { min: 1, max: 10_000 }),
+  /** How long after a size-less link expires its key is checked: a PUT begun in time may still be arriving. */
+  UPLOAD_CHECK_DELAY: env.durationMs('30s'),
+  /** The notes service, told of an attachment whose object the check removed. */
+  NOTES_URL: env.url('http://127.0.0.1:4003'),
+  NOTES_TIMEOUT: env.durationMs('3s'),
   DOWNLOAD_URL_TTL_S: env.int(3600, { min: 1, max: 7 * 24 * 3600 }),
   /** Keys issued but not attached within this time are deleted by the sweeper. */
   UPLOAD_CLAIM_TTL: env.durationMs('24h'),

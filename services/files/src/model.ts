@@ -1,9 +1,9 @@
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
- * attached → releasing → released. A single-PUT upload's record is written at its claim, as
- * attached; a multipart upload's at its creation, as issued: issued → attached, or issued →
- * releasing (aborted or swept) → released.
+ * attached → releasing → released. A sized single-PUT upload's record is written at its claim, as
+ * attached; a size-less link's and a multipart upload's at issue, as issued: issued → attached,
+ * or issued → releasing (aborted, swept, or refused by the check after its link expired) → released.
  */
 export const UPLOAD_STATES = ['issued', 'attached', 'releasing', 'released'] as const;
 export type UploadState = (typeof UPLOAD_STATES)[number];
@@ -23,7 +23,10 @@ export interface UploadRecord {
   key: string;
   ownerId: string;
   contentType: string;
-  /** Declared at issue, and the object's size must equal it (null only on records from before). */
+  /**
+   * Declared at issue, and the object's size must equal it. Null for a size-less link: the object
+   * may be anything up to the upload limit (checked at the claim and after the link expires).
+   */
   size: number | null;
   multipart: MultipartRecord | null;
   state: UploadState;
@@ -38,6 +41,15 @@ export interface UploadRecord {
   /** A worker holding the record (sweeper or release) until then; others leave it alone. */
   lockedUntil: Date;
   attempts: number;
+  /**
+   * A size-less link's key is checked once its link has expired, from this time on (the object
+   * can no longer change); null once checked, and on every other record.
+   */
+  checkAfter?: Date | null;
+  /** Why the check removed the object of an attached key; the note that held it is told. */
+  removedReason?: string | null;
+  /** The note that held a removed key still has to be told (an outbox entry, see removals.ts). */
+  notesToTell?: boolean;
   /** Every state change is the next version, taken as a turn (see uploads.ts). */
   version?: number;
 }
@@ -68,6 +80,9 @@ const uploadSchema = new Schema<UploadRecord>(
     purgeAfter: { type: Date, default: null },
     lockedUntil: { type: Date, required: true, default: () => new Date(0) },
     attempts: { type: Number, required: true, default: 0 },
+    checkAfter: { type: Date, default: null },
+    removedReason: { type: String, default: null },
+    notesToTell: { type: Boolean, default: false },
     version: { type: Number, required: true, default: 0 },
   },
   { versionKey: false, strict: 'throw' },
@@ -80,6 +95,9 @@ uploadSchema.index({ state: 1, lockedUntil: 1 });
 uploadSchema.index({ state: 1, purgeAfter: 1 });
 // A deleted account's records.
 uploadSchema.index({ ownerId: 1 });
+// The check of size-less links once they expire, and removals the notes service is still to hear of.
+uploadSchema.index({ checkAfter: 1 });
+uploadSchema.index({ notesToTell: 1 });
 // A multipart upload is found by its id; unique because it is its key's UUID.
 uploadSchema.index({ 'multipart.id': 1 }, { sparse: true });
 
@@ -88,5 +106,42 @@ export type UploadModel = Model<UploadRecord>;
 export function uploadModel(connection: Connection): UploadModel {
   return (
     (connection.models.Upload as UploadModel | undefined) ?? connection.model<UploadRecord>('Upload', uploadSchema)
+  );
+}
+
+/**
+ * A size-less link holding one of its owner's slots (see link-slots.ts). `_id` is
+ * `<ownerId>#<slot>.<lap>`: the lap-th link to hold that slot. `_id`'s unique index lets one
+ * taker insert each lap.
+ */
+export interface LinkSlot {
+  _id: string;
+  ownerId: string;
+  slot: number;
+  lap: number;
+  /** The key of the link that holds the slot. */
+  key: string;
+  /** When that link expires; from then on the slot's next lap may be taken. */
+  expiresAt: Date;
+}
+
+const linkSlotSchema = new Schema<LinkSlot>(
+  {
+    _id: { type: String, required: true },
+    ownerId: { type: String, required: true },
+    slot: { type: Number, required: true },
+    lap: { type: Number, required: true },
+    key: { type: String, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { versionKey: false, strict: 'throw', collection: 'link_slots' },
+);
+linkSlotSchema.index({ ownerId: 1 });
+
+export type LinkSlotModel = Model<LinkSlot>;
+
+export function linkSlotModel(connection: Connection): LinkSlotModel {
+  return (
+    (connection.models.LinkSlot as LinkSlotModel | undefined) ?? connection.model<LinkSlot>('LinkSlot', linkSlotSchema)
   );
 }

@@ -76,7 +76,7 @@ export function createMultipart({
   }
 
   return {
-    async create(ownerId: string, { contentType, filename, size }: UploadRequest) {
+    async create(ownerId: string, { contentType, filename, size }: Required<UploadRequest>) {
       await storage.assertReachable();
       const id = randomUUID();
       const key = `uploads/${id}.${extensionOf(filename)}`;

@@ -10,7 +10,14 @@ import {
 import Router from '@koa/router';
 import type { Multipart } from './multipart';
 import { messages } from './schemas';
-import { readKey, readPartNumbers, readUploadId, readUploadRequest, type UploadRules } from './upload-input';
+import {
+  readKey,
+  readMultipartRequest,
+  readPartNumbers,
+  readUploadId,
+  readUploadRequest,
+  type UploadRules,
+} from './upload-input';
 import type { Uploads } from './uploads';
 
 /** Every router here: the secret, and deleted accounts, whose writes are refused (never their reads or deletes). */
@@ -56,7 +63,7 @@ export function multipartRoutes(
 
   router.post(paths(''), ...write, async (ctx) => {
     ctx.status = 201;
-    ctx.body = await multipart.create(owner(ctx), readUploadRequest(bodyOf(ctx), rules));
+    ctx.body = await multipart.create(owner(ctx), readMultipartRequest(bodyOf(ctx), rules));
   });
   router.get(paths('/:uploadId'), ...guard, async (ctx) => {
     ctx.body = await multipart.status(owner(ctx), readUploadId(ctx.params.uploadId as string));

@@ -7,6 +7,11 @@ export const messages = {
   filenameTooLong: `filename must be at most ${FILENAME_MAX} characters`,
   typeNotAllowed: 'contentType is not an allowed media type',
   badSize: 'size must be a positive integer no larger than the upload limit',
+  tooManyOpenLinks: (max: number) =>
+    `At most ${max} upload links without a size may be open at once; wait for one to expire, or send size`,
+  /** A size-less link's object, at the claim or at the check after its link expired. */
+  tooLarge: 'The uploaded file is larger than the upload limit; it was removed',
+  wrongType: 'The uploaded file is not of the content type the link was issued for; it was removed',
   /** The stored object is not the size declared when its link was issued. */
   wrongSize: 'The uploaded file is not the size that was declared; it was removed',
   badPartNumbers: `partNumbers must be an array of 1 to ${MAX_PARTS_PER_SIGNING} positive integers`,

@@ -5,7 +5,8 @@ import { isUploadKey } from './upload-key';
 export interface UploadRequest {
   contentType: string;
   filename: string;
-  size: number;
+  /** The exact length, signed into the link; absent in the contract's request (see uploads.ts). */
+  size?: number;
 }
 
 export interface UploadRules {
@@ -25,11 +26,19 @@ export function readUploadRequest(
   if (filename.length > FILENAME_MAX) throw new HttpError(400, messages.filenameTooLong);
   const type = contentType.trim().toLowerCase();
   if (!allowedTypes.includes(type)) throw new HttpError(400, messages.typeNotAllowed);
-  // Required: signed into the link, so storage takes no other length, and checked at the claim.
+  // Optional, as in the contract: when given it is signed into the link, so storage takes no other length.
+  if (size === undefined) return { contentType: type, filename };
   if (!(typeof size === 'number' && Number.isSafeInteger(size) && size > 0 && size <= maxBytes)) {
     throw new HttpError(400, messages.badSize);
   }
   return { contentType: type, filename, size };
+}
+
+/** A multipart upload's request: `size` is required, since the parts are cut from it. */
+export function readMultipartRequest(body: Record<string, unknown>, rules: UploadRules): Required<UploadRequest> {
+  const request = readUploadRequest(body, rules);
+  if (request.size === undefined) throw new HttpError(400, messages.badSize);
+  return request as Required<UploadRequest>;
 }
 
 export function readKey(body: Record<string, unknown>): string {

@@ -5,18 +5,29 @@
  * link that could put it back has expired, then the record. Every state change of a record is its
  * next version, taken as a turn (records.ts).
  *
- * Issuing a single-PUT link writes nothing: the owner and the declared size are signed into the
- * link as object metadata, so the object itself says whose it is, and the record is written when
- * it is claimed (a unique index on the key lets one claim win). Issuing a link then costs a
- * signature, no more than a read; a database write per link cost more than half the throughput on
- * FerretDB. Objects never claimed have no record: the sweeper finds them by listing `uploads/`.
+ * A link comes in two kinds:
+ * - with `size` (what our clients send): the length, `If-None-Match: *`, the owner and the size are
+ *   signed into the link, so storage takes nothing else and the object itself says whose it is.
+ *   Issuing writes nothing; the record is written when the key is claimed (a unique index on the
+ *   key lets one claim win). Objects never claimed have no record: the sweeper finds them by
+ *   listing `uploads/`.
+ * - without `size` (the contract's request): only the content type is signed, so storage takes any
+ *   length up to its own 5 GB, as often as the link lasts. The link is recorded when it is issued
+ *   (owner, content type, time) and takes one of the caller's bounded slots (link-slots.ts). The
+ *   limit is enforced after the fact: the claim refuses and deletes an object over
+ *   UPLOAD_MAX_BYTES or of another type, and once the link has expired (plus UPLOAD_CHECK_DELAY,
+ *   for a PUT still arriving) the check looks at the key once more, claimed or not, and removes
+ *   what breaks a rule. A removed object that a note held is an outbox entry: the note is told
+ *   (removals.ts). So an object that breaks a rule lives at most UPLOAD_URL_TTL_S +
+ *   UPLOAD_CHECK_DELAY + SWEEP_INTERVAL (6.5 minutes by default), plus one pass's work.
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
-import type { UploadModel, UploadRecord } from './model';
+import type { LinkSlots } from './link-slots';
+import type { UploadModel, UploadRecord, UploadState } from './model';
 import type { Read, Records } from './records';
 import { messages } from './schemas';
 import type { UploadRequest } from './upload-input';
@@ -28,8 +39,10 @@ export interface UploadSettings {
   claimTtlMs: number;
   /** How long a released record is kept after its last link expired, before the purge. */
   releasedRetentionMs: number;
-  /** The largest single-PUT object; a record from before sizes were required is held to it. */
+  /** The largest single-PUT object; an object put through a size-less link is held to it. */
   maxBytes: number;
+  /** How long after a size-less link expires its key is checked (a PUT may still be arriving). */
+  checkDelayMs: number;
 }
 
 export interface IssuedUpload {
@@ -43,7 +56,7 @@ export interface IssuedUpload {
 /** What the sweeper removed, by kind; and its failures (a pass or one record that stopped on an error). */
 export const sweeperRemoved = counter(
   'files_sweeper_removed_total',
-  'What the sweeper removed: stale (issued keys never attached, and releases it finished), unclaimed (objects no record names) and purged (released records past their retention).',
+  'What the sweeper removed: stale (issued keys never attached, and releases it finished), unclaimed (objects no record names), refused (objects of size-less links that broke a rule when checked after the link expired) and purged (released records past their retention).',
   ['kind'],
 );
 export const sweeperFailures = counter(
@@ -59,6 +72,8 @@ const SWEEP_BATCH = 20;
 const SCAN_PAGES = 10;
 /** Last-Modified in a HEAD is an HTTP date: whole seconds. */
 const LAST_MODIFIED_PRECISION_MS = 1000;
+/** States whose key may still be put to by a size-less link, and so is checked once the link expires. */
+const LIVE_STATES: UploadState[] = ['issued', 'attached'];
 /** The metadata a single-PUT link signs into its object. */
 const OWNER = 'owner';
 const DECLARED_SIZE = 'size';
@@ -72,15 +87,24 @@ function sweepMarginMs(claimTtlMs: number): number {
   return Math.max(LAST_MODIFIED_PRECISION_MS, Math.min(10 * 60_000, claimTtlMs));
 }
 
+/** Why an object put through a size-less link cannot be kept, if it cannot. */
+function ruleBroken(record: Pick<UploadRecord, 'contentType'>, object: ObjectInfo, maxBytes: number) {
+  if (object.size > maxBytes) return messages.tooLarge;
+  if (object.contentType !== record.contentType) return messages.wrongType;
+  return undefined;
+}
+
 export function createUploads({
   model,
   records,
+  slots,
   storage,
   settings,
   logger,
 }: {
   model: UploadModel;
   records: Records;
+  slots: LinkSlots;
   storage: ObjectStorage;
   settings: UploadSettings;
   logger: Logger;
@@ -130,11 +154,12 @@ export function createUploads({
   }
 
   /**
-   * Takes a record into `releasing` (with a lease), aborts its multipart upload if it has one,
-   * deletes its object, and marks it released.
+   * Takes a record into `releasing` (with a lease, and `why` if given), aborts its multipart
+   * upload if it has one, deletes its object, and marks it released.
    */
-  async function releaseNow(record: Read): Promise<boolean> {
+  async function releaseNow(record: Read, why: Partial<UploadRecord> = {}): Promise<boolean> {
     const taken = await advance(record, {
+      ...why,
       state: 'releasing',
       lockedUntil: new Date(Date.now() + LEASE_MS),
       attempts: (record.attempts ?? 0) + 1,
@@ -167,15 +192,39 @@ export function createUploads({
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
       await storage.assertReachable();
       const key = newUploadKey(filename);
+      const expiresIn = settings.uploadTtlS;
+      if (size === undefined) {
+        const issuedAt = new Date();
+        const expiresAt = new Date(issuedAt.getTime() + expiresIn * 1000);
+        // The slot and the record at once: a refused slot takes its record back (never handed out).
+        const [slot, record] = await Promise.allSettled([
+          slots.take(ownerId, key, expiresAt),
+          model.create({
+            key,
+            ownerId,
+            contentType,
+            size: null,
+            state: 'issued',
+            issuedAt,
+            checkAfter: new Date(expiresAt.getTime() + settings.checkDelayMs),
+          }),
+        ]);
+        if (slot.status === 'rejected') {
+          if (record.status === 'fulfilled') await model.deleteOne({ key });
+          throw slot.reason;
+        }
+        if (record.status === 'rejected') throw record.reason;
+        return { ...(await storage.signPut(key, { contentType, expiresIn })), key, expiresIn };
+      }
       const metadata = { [OWNER]: ownerId, [DECLARED_SIZE]: String(size) };
-      const link = await storage.signPut(key, { contentType, size, metadata, expiresIn: settings.uploadTtlS });
-      return { ...link, key, expiresIn: settings.uploadTtlS };
+      const link = await storage.signPut(key, { contentType, size, metadata, expiresIn });
+      return { ...link, key, expiresIn };
     },
 
     /**
      * The key was issued to this caller, is not yet attached, and its object is in storage with
-     * exactly the size declared. An object of any other size is deleted (the key stays claimable
-     * by a right one while its link lasts).
+     * exactly the size declared, or (a size-less link) within the limit and of the type issued.
+     * Any other object is deleted (the key stays claimable by a right one while its link lasts).
      */
     async claim(ownerId: string, key: string) {
       // Storage first, so the read below is followed by the record's turn at once.
@@ -185,11 +234,19 @@ export function createUploads({
       if (record.ownerId !== ownerId) throw new HttpError(404, messages.uploadNotFound);
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
       if (!object) throw new HttpError(409, messages.notUploaded);
-      const fits = record.size === null ? object.size <= settings.maxBytes : object.size === record.size;
-      if (!fits) {
+      const broken =
+        record.size === null
+          ? ruleBroken(record, object, settings.maxBytes)
+          : object.size === record.size
+            ? undefined
+            : messages.wrongSize;
+      if (broken) {
         await storage.deleteObject(key);
-        logger.warn({ key, declared: record.size, stored: object.size }, 'deleted an object of the wrong size');
-        throw new HttpError(409, messages.wrongSize);
+        logger.warn(
+          { key, declared: record.size, stored: object.size, type: object.contentType },
+          'deleted an object that broke an upload rule',
+        );
+        throw new HttpError(409, broken);
       }
       if (!(await advance(record, { state: 'attached', attachedAt: new Date() }))) {
         throw new HttpError(409, messages.notClaimable);
@@ -254,6 +311,47 @@ export function createUploads({
     },
 
     /**
+     * Keys of size-less links whose link has expired (and the check delay passed): the object can
+     * no longer change, so it is looked at once more, claimed or not. One that breaks a rule is
+     * deleted; if a note holds it, the record says why and that the note is still to be told
+     * (removals.ts), before the delete. Replicas that check at once take each record in turn.
+     */
+    async checkExpiredLinks(limit = 100): Promise<{ checked: number; refused: number }> {
+      let refused = 0;
+      let checked = 0;
+      while (checked < limit) {
+        const due = await model
+          .find({ checkAfter: trusted({ $lte: new Date() }), state: trusted({ $in: LIVE_STATES }) }, 'key')
+          .limit(SWEEP_BATCH)
+          .lean<Pick<UploadRecord, 'key'>[]>();
+        let taken = 0;
+        for (const { key } of due) {
+          // Storage first, so the read is followed by the record's turn at once (as in a claim).
+          const object = await storage.headObject(key);
+          const record = await read(key);
+          if (!record?.checkAfter || (record.state !== 'issued' && record.state !== 'attached')) continue;
+          const broken = object && ruleBroken(record, object, settings.maxBytes);
+          const done = broken
+            ? await releaseNow(record, {
+                checkAfter: null,
+                removedReason: broken,
+                notesToTell: record.state === 'attached',
+              })
+            : Boolean(await advance(record, { checkAfter: null }));
+          if (!done) continue;
+          taken += 1;
+          checked += 1;
+          if (broken) {
+            logger.warn({ key, stored: object?.size, type: object?.contentType, state: record.state }, broken);
+            refused += 1;
+          }
+        }
+        if (taken === 0) break;
+      }
+      return { checked, refused };
+    },
+
+    /**
      * Objects under `uploads/` that no record names, older than the claim TTL and its margin: put
      * there by a link and never claimed. A pass reads up to SCAN_PAGES pages of the listing and the
      * next pass goes on from there. Replicas may delete the same object: deleting is idempotent.
@@ -289,6 +387,7 @@ export function createUploads({
      * the next call: identity calls again until it gets a 204.
      */
     async removeAllOf(ownerId: string): Promise<void> {
+      await slots.removeAllOf(ownerId);
       const owned = await model.find({ ownerId }, 'key multipart').lean<Pick<UploadRecord, 'key' | 'multipart'>[]>();
       for (const { key, multipart } of owned) {
         if (multipart) await storage.abortMultipartUpload(key, multipart.storageUploadId);
@@ -310,6 +409,8 @@ export function createUploads({
             // Released before purge times were recorded.
             { state: 'released', purgeAfter: null },
           ],
+          // A note still to be told of its removed attachment keeps the record (removals.ts).
+          notesToTell: trusted({ $ne: true }),
         })
         .limit(limit)
         .lean<UploadRecord[]>();

@@ -119,7 +119,7 @@ describe('POST /upload-url', () => {
     },
   );
 
-  it.each([undefined, 0, -1, 1.5, '10', 25 * 1024 * 1024 + 1, null])('when size is %j, then 400', async (size) => {
+  it.each([0, -1, 1.5, '10', 25 * 1024 * 1024 + 1, null])('when size is %j, then 400', async (size) => {
     const res = await h.http
       .post('/upload-url')
       .set(caller.auth)

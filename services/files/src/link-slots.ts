@@ -1,0 +1,90 @@
+/**
+ * The bound on size-less links: a caller holds at most `maxOpen` unexpired ones at once, however
+ * many requests race, on FerretDB as on MongoDB. A count followed by an insert would not hold
+ * there, and neither would deleting an expired holder before inserting a new one (FerretDB reads,
+ * then deletes by `_id`: a racer's fresh holder can be deleted in between). So nothing is ever
+ * deleted while it could matter, and every decision is an insert under `_id`'s unique index:
+ *
+ * - each of a caller's slots 0…maxOpen-1 is held by a sequence of laps, `<ownerId>#<slot>.<lap>`;
+ * - lap L+1 is inserted only by a taker that read lap L and saw it expired, so while lap L is
+ *   unexpired no lap after it can exist, and racers for one lap meet the unique index: one wins;
+ * - lap 0 is inserted only by a taker that saw no lap of that slot at all;
+ * - superseded laps are pruned later (`prune`), never the newest of a slot, so a taker's view of
+ *   "the newest lap" only ever moves forward.
+ */
+import { randomInt } from 'node:crypto';
+import { HttpError } from '@cs/errors';
+import { isDuplicateKey, trusted } from '@cs/mongo';
+import type { LinkSlot, LinkSlotModel } from './model';
+import { messages } from './schemas';
+
+/** Superseded laps older than this are pruned; a taker's read is long done by then. */
+const PRUNE_AFTER_MS = 3_600_000;
+
+export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxOpen: number }) {
+  async function insert(ownerId: string, slot: number, lap: number, key: string, expiresAt: Date): Promise<boolean> {
+    try {
+      await slots.create({ _id: `${ownerId}#${slot}.${lap}`, ownerId, slot, lap, key, expiresAt });
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+
+  return {
+    /**
+     * A slot for the link `key` until `expiresAt`; 429 with `Retry-After` (when the first held
+     * link expires) when every slot is held by an unexpired link.
+     */
+    async take(ownerId: string, key: string, expiresAt: Date): Promise<void> {
+      const held = await slots.find({ ownerId }, 'slot lap expiresAt').lean<LinkSlot[]>();
+      const now = Date.now();
+      const newest = new Map<number, LinkSlot>();
+      for (const lap of held) {
+        if (lap.slot < maxOpen && lap.lap >= (newest.get(lap.slot)?.lap ?? -1)) newest.set(lap.slot, lap);
+      }
+      // Free slots in an order of their own per request, so that racers mostly try different ones.
+      const free: Array<{ slot: number; lap: number }> = [];
+      for (let slot = 0; slot < maxOpen; slot++) {
+        const last = newest.get(slot);
+        if (!last) free.push({ slot, lap: 0 });
+        else if (last.expiresAt.getTime() <= now) free.push({ slot, lap: last.lap + 1 });
+      }
+      const start = free.length > 0 ? randomInt(free.length) : 0;
+      for (let i = 0; i < free.length; i++) {
+        const { slot, lap } = free[(start + i) % free.length] as { slot: number; lap: number };
+        if (await insert(ownerId, slot, lap, key, expiresAt)) return;
+      }
+      const soonest = Math.min(...[...newest.values()].map((lap) => lap.expiresAt.getTime()));
+      const retryAfterS = Math.max(1, Math.ceil((soonest - now) / 1000));
+      throw new HttpError(429, messages.tooManyOpenLinks(maxOpen), {
+        headers: { 'Retry-After': String(Number.isFinite(retryAfterS) ? retryAfterS : 1) },
+      });
+    },
+
+    /** Laps that a newer lap of the same slot superseded an hour ago or more; the newest stays. */
+    async prune(limit = 500): Promise<number> {
+      const old = await slots
+        .find({ expiresAt: trusted({ $lt: new Date(Date.now() - PRUNE_AFTER_MS) }) }, 'ownerId slot lap')
+        .limit(limit)
+        .lean<LinkSlot[]>();
+      const newest = new Map<string, number>();
+      for (const { ownerId, slot, lap } of old) {
+        const id = `${ownerId}#${slot}`;
+        newest.set(id, Math.max(newest.get(id) ?? -1, lap));
+      }
+      const superseded = old.filter(({ ownerId, slot, lap }) => lap < (newest.get(`${ownerId}#${slot}`) ?? -1));
+      if (superseded.length === 0) return 0;
+      const { deletedCount } = await slots.deleteMany({ _id: trusted({ $in: superseded.map((lap) => lap._id) }) });
+      return deletedCount;
+    },
+
+    /** A deleted account's slots. */
+    async removeAllOf(ownerId: string): Promise<void> {
+      await slots.deleteMany({ ownerId });
+    },
+  };
+}
+
+export type LinkSlots = ReturnType<typeof createLinkSlots>;
