@@ -4,6 +4,7 @@ import { type Connection, createDeletedAccounts, createTurns, isMongoReady } fro
 import { watchOutbox } from '@cs/telemetry';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
+import { internalRoutes } from './internal-routes';
 import { noteModel, pendingReleaseModel } from './model';
 import { createNotes } from './notes';
 import { createReleaseOutbox } from './release-outbox';
@@ -32,7 +33,11 @@ export async function createApp({ config, connection, logger }: Deps) {
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({
     logger,
-    routers: [noteRoutes(domain, { secret, accounts }), deletedAccountRoutes(accounts, { secret })],
+    routers: [
+      noteRoutes(domain, { secret, accounts }),
+      internalRoutes(domain, { secret }),
+      deletedAccountRoutes(accounts, { secret }),
+    ],
     // Files being away degrades attachments only; notes stay ready on their database alone.
     readiness: { database: () => isMongoReady(connection) },
   });

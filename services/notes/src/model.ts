@@ -6,10 +6,19 @@ export interface NoteRecord {
   body: string;
   attachmentKey: string | null;
   authorId: Types.ObjectId;
+  /** Set when the files service removed the attachment's object after the claim (it broke a rule). */
+  attachmentRemoved?: AttachmentRemoved | null;
   createdAt: Date;
   updatedAt: Date;
   /** Every write to a note is its next version, taken as a turn (see notes.ts). */
   version?: number;
+}
+
+/** Why a note lost its attachment: the files service removed the object, for `reason`, `at` then. */
+export interface AttachmentRemoved {
+  key: string;
+  reason: string;
+  at: Date;
 }
 
 export interface Note {
@@ -18,6 +27,8 @@ export interface Note {
   body: string;
   attachmentKey: string | null;
   authorId: string;
+  /** Only on a note whose attachment the files service removed; gone once another key is set. */
+  attachmentRemoved?: { key: string; reason: string; at: string };
   createdAt: string;
   updatedAt: string;
 }
@@ -32,11 +43,24 @@ const noteSchema = new Schema<NoteRecord>(
     body: { type: String, default: '' },
     attachmentKey: { type: String, default: null },
     authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
+    attachmentRemoved: {
+      type: new Schema<AttachmentRemoved>(
+        {
+          key: { type: String, required: true },
+          reason: { type: String, required: true },
+          at: { type: Date, required: true },
+        },
+        { _id: false, versionKey: false, strict: 'throw' },
+      ),
+      default: undefined,
+    },
     version: { type: Number, default: 0 },
   },
   { timestamps: true, versionKey: false, strict: 'throw' },
 );
 noteSchema.index({ authorId: 1, createdAt: -1, _id: -1 });
+// The note that holds a key, when files reports its object removed.
+noteSchema.index({ attachmentKey: 1 });
 
 /**
  * A release the notes service owes the files service: the note that held the key is gone (or
@@ -86,7 +110,7 @@ export function pendingReleaseModel(connection: Connection): PendingReleaseModel
   );
 }
 
-export const NOTE_FIELDS = '_id title body attachmentKey authorId createdAt updatedAt version';
+export const NOTE_FIELDS = '_id title body attachmentKey attachmentRemoved authorId createdAt updatedAt version';
 
 export function toNote(record: NoteRecord): Note {
   return {
@@ -95,6 +119,13 @@ export function toNote(record: NoteRecord): Note {
     body: record.body,
     attachmentKey: record.attachmentKey ?? null,
     authorId: record.authorId.toHexString(),
+    ...(record.attachmentRemoved && {
+      attachmentRemoved: {
+        key: record.attachmentRemoved.key,
+        reason: record.attachmentRemoved.reason,
+        at: record.attachmentRemoved.at.toISOString(),
+      },
+    }),
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
   };

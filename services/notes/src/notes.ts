@@ -118,10 +118,12 @@ export function createNotes({
         if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
       };
       const write = async (current: NoteRecord, version: number): Promise<Note | null> => {
+        // A note given another key (or none) no longer says why its last one was removed.
+        const forget = nextKey !== undefined && current.attachmentRemoved ? { $unset: { attachmentRemoved: 1 } } : {};
         const updated = await notes
           .findOneAndUpdate(
             { _id: id, version: current.version ?? null },
-            { $set: { ...changes, version } },
+            { $set: { ...changes, version }, ...forget },
             { returnDocument: 'after' },
           )
           .lean<NoteRecord>();
@@ -172,6 +174,28 @@ export function createNotes({
     async removeAllBy(authorId: string): Promise<void> {
       await notes.deleteMany({ authorId });
       await outbox.dropAllOf(authorId);
+    },
+
+    /**
+     * The files service removed the object of `key` after the caller's note claimed it (it broke
+     * an upload rule): the note that holds it lets it go and says why. Nothing is released: files
+     * removed the object itself. Idempotent: a note that no longer holds the key is left alone.
+     */
+    async attachmentRemoved(authorId: string, key: string, reason: string): Promise<void> {
+      const holder = await notes.findOne({ authorId, attachmentKey: key }, '_id').lean<Pick<NoteRecord, '_id'>>();
+      if (!holder) return;
+      await writeNote(holder._id.toHexString(), authorId, {
+        async write(current, version) {
+          if (current.attachmentKey !== key) return true;
+          const { matchedCount } = await notes.updateOne(
+            { _id: current._id, version: current.version ?? null },
+            { $set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() }, version } },
+          );
+          return matchedCount > 0 ? true : null;
+        },
+      }).catch((err: unknown) => {
+        if (!(err instanceof HttpError && err.status === 404)) throw err;
+      });
     },
 
     async attachmentLink(id: string, authorId: string, authorization: string) {
