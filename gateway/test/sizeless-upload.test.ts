@@ -14,7 +14,7 @@ const SWEEP_MS = 500;
 const STATED_MS = TTL_S * 1000 + CHECK_DELAY_MS + SWEEP_MS;
 /** One pass's own work (a HEAD and a few writes), and a poll's step. */
 const PASS_SLACK_MS = 1500;
-const TOO_LARGE = Buffer.alloc(26 * 1024 * 1024, 1);
+const TOO_LARGE = new Uint8Array(26 * 1024 * 1024).fill(1);
 
 let system: RunningSystem;
 let http: ReturnType<typeof api>;
@@ -43,7 +43,7 @@ async function newUser(): Promise<{ Authorization: string }> {
 }
 
 /** The contract's request and PUT, nothing more. */
-async function contractUpload(auth: { Authorization: string }, body: string | Buffer) {
+async function contractUpload(auth: { Authorization: string }, body: string | Uint8Array<ArrayBuffer>) {
   const link = await http.post('/upload-url').set(auth).send({ contentType: 'text/plain', filename: 'hello.txt' });
   expect(link.status).toBe(200);
   const put = await fetch(link.body.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body });
