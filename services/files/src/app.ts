@@ -82,22 +82,23 @@ export async function createApp({ config, connection, logger }: Deps) {
 }
 
 /**
- * One pass of the sweeper: size-less links past their expiry checked (and the notes of removed
- * attachments told), stale keys and unfinished releases, then unclaimed objects, then released
- * records past their retention and superseded link slots. The server runs it every SWEEP_INTERVAL.
+ * One pass of the sweeper: stale keys and unfinished releases; unclaimed objects (and late
+ * over-limit ones, whose check is made due again); size-less links past their expiry checked, and
+ * the notes of removed attachments told; released records past their retention, and superseded
+ * link slots. The server runs it every SWEEP_INTERVAL.
  */
 export async function sweepOnce(
   { uploads, removals, slots }: { uploads: Uploads; removals: Removals; slots: LinkSlots },
   logger: Logger,
 ): Promise<void> {
   try {
-    const { refused } = await uploads.checkExpiredLinks();
-    sweeperRemoved.inc({ kind: 'refused' }, refused);
-    await removals.drain();
     const released = await uploads.sweep();
     sweeperRemoved.inc({ kind: 'stale' }, released);
     const unclaimed = await uploads.sweepUnclaimed();
     sweeperRemoved.inc({ kind: 'unclaimed' }, unclaimed);
+    const { refused } = await uploads.checkExpiredLinks();
+    sweeperRemoved.inc({ kind: 'refused' }, refused);
+    await removals.drain();
     const purged = await uploads.purge();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
     await slots.prune();

@@ -19,7 +19,10 @@
  *   for a PUT still arriving) the check looks at the key once more, claimed or not, and removes
  *   what breaks a rule. A removed object that a note held is an outbox entry: the note is told
  *   (removals.ts). So an object that breaks a rule lives at most UPLOAD_URL_TTL_S +
- *   UPLOAD_CHECK_DELAY + SWEEP_INTERVAL (6.5 minutes by default), plus one pass's work.
+ *   UPLOAD_CHECK_DELAY + SWEEP_INTERVAL (6.5 minutes by default), plus one pass's work. A PUT
+ *   still arriving when the check ran (storage checks a link's expiry when the request starts)
+ *   lands later: the sweeper's listing of `uploads/` sees every object's size, and an over-limit
+ *   one under a checked size-less key has its check made due again (one listing cycle later).
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
@@ -188,6 +191,25 @@ export function createUploads({
     return true;
   }
 
+  /**
+   * Over-limit objects the listing found under size-less keys already checked: a PUT begun while
+   * its link was valid that was still arriving when the check ran (S3 checks a link's expiry when
+   * the request starts). Their check is due again, now.
+   */
+  async function recheckLate(overLimit: string[]): Promise<void> {
+    if (overLimit.length === 0) return;
+    const late = await model
+      .find(
+        { key: trusted({ $in: overLimit }), size: null, checkAfter: null, state: trusted({ $in: LIVE_STATES }) },
+        'key',
+      )
+      .lean<Pick<UploadRecord, 'key'>[]>();
+    for (const { key } of late) {
+      const record = await read(key);
+      if (record && !record.checkAfter) await advance(record, { checkAfter: new Date() });
+    }
+  }
+
   return {
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
       await storage.assertReachable();
@@ -353,7 +375,8 @@ export function createUploads({
 
     /**
      * Objects under `uploads/` that no record names, older than the claim TTL and its margin: put
-     * there by a link and never claimed. A pass reads up to SCAN_PAGES pages of the listing and the
+     * there by a link and never claimed. And over-limit objects of size-less keys that landed after
+     * their check: checked again at the next `checkExpiredLinks`. A pass reads up to SCAN_PAGES pages of the listing and the
      * next pass goes on from there. Replicas may delete the same object: deleting is idempotent.
      */
     async sweepUnclaimed(): Promise<number> {
@@ -361,6 +384,7 @@ export function createUploads({
       for (let page = 0; page < SCAN_PAGES; page++) {
         const { objects, next } = await storage.listObjects('uploads/', { after: scanAfter });
         scanAfter = next;
+        await recheckLate(objects.filter((o) => o.size > settings.maxBytes).map((o) => o.key));
         const cutoff = Date.now() - settings.claimTtlMs - sweepMarginMs(settings.claimTtlMs);
         const old = objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
         if (old.length > 0) {

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
 
@@ -30,6 +31,32 @@ async function sizelessLink(caller = newCaller(), contentType = 'text/plain') {
 /** What the contract tells a client to send: the Content-Type header and the bytes, nothing else. */
 async function put(url: string, contentType: string, body: Uint8Array | string) {
   return fetch(url, { method: 'PUT', headers: { 'Content-Type': contentType }, body });
+}
+
+/** A PUT whose body arrives in pieces over `overMs`: begun while the link is valid, done after. */
+function slowPut(url: string, body: Buffer, overMs: number): Promise<number> {
+  const pieces = 20;
+  const size = Math.ceil(body.length / pieces);
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'text/plain', 'Content-Length': body.length },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    let sent = 0;
+    const timer = setInterval(() => {
+      req.write(body.subarray(sent * size, (sent + 1) * size));
+      sent += 1;
+      if (sent === pieces) {
+        clearInterval(timer);
+        req.end();
+      }
+    }, overMs / pieces);
+  });
 }
 
 /** Waits until the key's check is due (its link has expired and the check delay passed). */
@@ -123,6 +150,26 @@ describe('POST /upload-url without size (the contract’s request)', () => {
       removedReason: 'The uploaded file is larger than the upload limit; it was removed',
       notesToTell: true,
     });
+  });
+
+  it('when an over-limit PUT begun before the link expired lands after the check, then the listing finds it and the next check removes it', async () => {
+    const { caller, url, key } = await sizelessLink();
+    expect((await put(url, 'text/plain', 'small')).status).toBe(200);
+    await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key }).expect(200);
+    const landed = slowPut(url, TOO_LARGE, 3500);
+
+    await untilCheckDue(key);
+    await h.uploads.checkExpiredLinks();
+    // The check saw the small object: the large one was still arriving.
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', checkAfter: null });
+    expect(await landed).toBe(200);
+    expect(await h.bucket.headObject(key)).toMatchObject({ size: TOO_LARGE.length });
+
+    await h.uploads.sweepUnclaimed();
+    await h.uploads.checkExpiredLinks();
+
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'released', notesToTell: true });
   });
 
   it('when a claimed object is left as it was, then the check keeps it', async () => {
