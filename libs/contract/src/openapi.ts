@@ -3,6 +3,7 @@
  * every status code with its error shape, and the bearer security scheme. The gateway serves it
  * at /openapi.json; the test suites check every response they receive against it.
  */
+import { LIMITS, TAG_PATTERN } from './limits';
 import * as s from './schemas';
 
 export const API_VERSION = '1.0.0';
@@ -159,7 +160,7 @@ function operation({
             in: 'path',
             required: true,
             description: pathId,
-            schema: { type: 'string', pattern: s.OBJECT_ID_PATTERN },
+            schema: s.objectIdParamSchema,
           },
         ]
       : []),
@@ -170,7 +171,7 @@ function operation({
             in: 'path',
             required: true,
             description: 'The id create answered (a UUID); another user’s is the same 404 as an unknown one.',
-            schema: { type: 'string' },
+            schema: s.uploadIdParamSchema,
           },
         ]
       : []),
@@ -236,7 +237,7 @@ function multipartPaths(prefix: string, idSuffix: string) {
         id: 'createMultipartUpload',
         summary:
           'Start a file in parts (straight to storage). The answer says the part size to use and how many parts there are.',
-        body: ref('UploadRequest'),
+        body: ref('MultipartRequest'),
         ok: { status: 201, description: 'The upload.', schema: ref('MultipartUpload') },
       }),
     },
@@ -312,7 +313,7 @@ export const openApiDocument = {
           'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.',
         tag: 'auth',
         auth: 'none',
-        body: ref('Credentials'),
+        body: ref('Login'),
         ok: { status: 200, description: 'Logged in.', schema: ref('Token') },
         errors: ['Unauthorized'],
       }),
@@ -369,8 +370,11 @@ export const openApiDocument = {
         auth: 'optional',
         query: [
           { name: 'page', description: 'Positive integer, default 1; anything else falls back to 1.' },
-          { name: 'limit', description: 'Positive integer, default 20, capped at 50; anything else falls back to 20.' },
-          { name: 'tag', description: 'Applied only when it matches ^[a-z0-9-]{1,40}$ (any case); lowercased.' },
+          {
+            name: 'limit',
+            description: `Positive integer, default ${LIMITS.postsPageDefault}, capped at ${LIMITS.postsPageMax}; anything else falls back to ${LIMITS.postsPageDefault}.`,
+          },
+          { name: 'tag', description: `Applied only when it matches ${TAG_PATTERN}; lowercased.` },
         ],
         ok: { status: 200, description: 'One page.', schema: ref('PostPage') },
         cached: true,
@@ -387,10 +391,10 @@ export const openApiDocument = {
     '/api/posts/my-posts': {
       get: operation({
         id: 'myPosts',
-        summary: `The caller’s posts of both statuses, newest first: all of them, up to ${s.LIMITS.myPostsPageMax}; past that, the rest through the Link header.`,
+        summary: `The caller’s posts of both statuses, newest first: all of them, up to ${LIMITS.myPostsPageMax}; past that, the rest through the Link header.`,
         tag: 'posts',
         auth: 'required',
-        paged: { defaultLimit: s.LIMITS.myPostsPageMax, maxLimit: s.LIMITS.myPostsPageMax },
+        paged: { defaultLimit: LIMITS.myPostsPageMax, maxLimit: LIMITS.myPostsPageMax },
         ok: { status: 200, description: 'The posts.', schema: { type: 'array', items: ref('Post') } },
       }),
     },
@@ -429,7 +433,7 @@ export const openApiDocument = {
         summary: 'The caller’s notes, newest first, a page at a time (the next page through the Link header).',
         tag: 'notes',
         auth: 'required',
-        paged: { defaultLimit: s.LIMITS.notesPageDefault, maxLimit: s.LIMITS.notesPageMax },
+        paged: { defaultLimit: LIMITS.notesPageDefault, maxLimit: LIMITS.notesPageMax },
         ok: { status: 200, description: 'The notes.', schema: { type: 'array', items: ref('Note') } },
       }),
       post: operation({
@@ -507,6 +511,7 @@ export const openApiDocument = {
     },
     schemas: {
       Credentials: s.credentialsSchema,
+      Login: s.loginSchema,
       ChangePassword: s.changePasswordSchema,
       DeleteAccount: s.deleteAccountSchema,
       PasswordResetRequest: s.passwordResetRequestSchema,
@@ -517,6 +522,7 @@ export const openApiDocument = {
       CreateNote: s.createNoteSchema,
       UpdateNote: s.updateNoteSchema,
       UploadRequest: s.uploadRequestSchema,
+      MultipartRequest: s.multipartRequestSchema,
       Error: s.errorSchema,
       ValidationErrors: s.validationErrorsSchema,
       Token: s.tokenSchema,

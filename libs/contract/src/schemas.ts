@@ -1,90 +1,133 @@
 /**
  * The request and response bodies of the public API, as JSON Schema (2020-12, the dialect of
- * OpenAPI 3.1). The services validate request bodies with these very objects, and the OpenAPI
- * document is built from them, so the two cannot drift apart.
+ * OpenAPI 3.1). The services validate request bodies and path parameters with these very objects
+ * (`validateBody`, `validateParam` of `@cs/koa`), and the OpenAPI document is built from them, so
+ * the two cannot drift apart.
+ *
+ * A request schema also says what a failure answers, in annotations the validation step reads
+ * (the OpenAPI document carries them as extensions, which clients ignore):
+ * - `x-messages`: the message of a failing rule, one string for every rule of that (sub)schema or
+ *   one per keyword (`{pattern: …, default: …}`); the nearest one up the schema wins, and for a
+ *   missing field its own schema's first;
+ * - `x-error: {status}`: the route answers the contract's `{error: message}` with that status and
+ *   the first failure, not the validation step's `400 {errors: [{field, message}]}`. Messages given
+ *   on the root come first, in the order written (a missing field before a wrong type);
+ * - `x-maxBytes`: a string's largest length in bytes of UTF-8.
+ * A field sent as null or "" that breaks a rule counts as missing (the contract's "missing or empty").
  */
-
-export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
-export const TAG_PATTERN = '^[A-Za-z0-9-]{1,40}$';
-/** The shape of an upload key; the files service decides whether it is really the caller's. */
-export const UPLOAD_KEY_PATTERN = '^uploads/[A-Za-z0-9-]{1,64}\\.[a-z0-9]{1,16}$';
-
-export const LIMITS = {
-  postTitleMax: 200,
-  postBodyMin: 10,
-  postBodyMax: 50_000,
-  postTagsMax: 10,
-  noteTitleMax: 200,
-  noteBodyMax: 100_000,
-  filenameMax: 1024,
-  /** The caller's notes, one page: the default size, and the largest a client may ask for. */
-  notesPageDefault: 20,
-  notesPageMax: 100,
-  /**
-   * The caller's posts, one page. Without `limit` the contract's list of every post is kept, up
-   * to this many: a person with more gets the rest through the Link header.
-   */
-  myPostsPageMax: 100,
-} as const;
-
-/**
- * A text's length as JSON Schema's minLength and maxLength count it (and so the validation step
- * and every client generated from the document): in characters (Unicode code points), not in
- * UTF-16 units as String#length does. An emoji is one character and two units.
- */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count += 1;
-  return count;
-}
+import { messages as httpMessages } from '@cs/errors';
+import {
+  EMAIL_PATTERN,
+  LIMITS,
+  NOT_BLANK_PATTERN,
+  OBJECT_ID_PATTERN,
+  STORED_TAG_PATTERN,
+  TAG_PATTERN,
+  UPLOAD_ID_PATTERN,
+  UPLOAD_KEY_PATTERN,
+} from './limits';
+import { credentialMessages, fileMessages, noteMessages, postMessages } from './messages';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const objectId = { type: 'string', pattern: OBJECT_ID_PATTERN } as const;
 
+/** The root annotations of a route that answers `{error}`: `required` and `type` are its two messages. */
+function answersError(required: string, notStrings: string) {
+  return { 'x-error': { status: 400 }, 'x-messages': { required, type: notStrings } } as const;
+}
+
+// ---------- path parameters ----------
+
+export const objectIdParamSchema = {
+  type: 'string',
+  pattern: OBJECT_ID_PATTERN,
+  'x-error': { status: 400 },
+  'x-messages': httpMessages.invalidId,
+} as const;
+
+/** Anything that cannot be an upload's id is the same 404 as an unknown one. */
+export const uploadIdParamSchema = {
+  type: 'string',
+  pattern: UPLOAD_ID_PATTERN,
+  'x-error': { status: 404 },
+  'x-messages': fileMessages.uploadNotFound,
+} as const;
+
 // ---------- request bodies ----------
 
+const emailAddress = {
+  type: 'string',
+  maxLength: LIMITS.emailMax,
+  pattern: EMAIL_PATTERN,
+  description: `Trimmed and lowercased before use; at most ${LIMITS.emailMax} characters; must look like an address.`,
+  'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
+} as const;
+
+const newPassword = {
+  type: 'string',
+  minLength: LIMITS.passwordMin,
+  maxLength: LIMITS.passwordMaxBytes,
+  'x-maxBytes': LIMITS.passwordMaxBytes,
+  description: `At least ${LIMITS.passwordMin} characters and at most ${LIMITS.passwordMaxBytes} bytes of UTF-8 (${LIMITS.passwordMaxBytes} characters only when all are ASCII).`,
+  'x-messages': {
+    minLength: credentialMessages.shortPassword,
+    maxLength: credentialMessages.longPassword,
+    'x-maxBytes': credentialMessages.longPassword,
+  },
+} as const;
+
+/** Register: a new account's rules. A blank address is a missing one. */
 export const credentialsSchema = {
   type: 'object',
   required: ['email', 'password'],
   properties: {
     email: {
-      type: 'string',
-      maxLength: 254,
-      pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$',
-      description: 'Trimmed and lowercased before use; at most 254 characters; must look like an address.',
+      ...emailAddress,
+      allOf: [{ pattern: NOT_BLANK_PATTERN, 'x-messages': credentialMessages.required }],
     },
-    password: {
-      type: 'string',
-      minLength: 8,
-      maxLength: 72,
-      description: 'At least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII).',
-    },
+    password: newPassword,
   },
+  ...answersError(credentialMessages.required, credentialMessages.notStrings),
 } as const;
 
-const newPassword = {
-  type: 'string',
-  minLength: 8,
-  maxLength: 72,
-  description: 'The rules of register: at least 8 characters and at most 72 bytes of UTF-8.',
+/** Log in: any two strings. What cannot be an account is the same 401 as a wrong password. */
+export const loginSchema = {
+  type: 'object',
+  required: ['email', 'password'],
+  properties: {
+    email: {
+      type: 'string',
+      pattern: NOT_BLANK_PATTERN,
+      description: 'Trimmed and lowercased before use.',
+      'x-messages': { pattern: credentialMessages.required },
+    },
+    password: { type: 'string', minLength: 1 },
+  },
+  ...answersError(credentialMessages.required, credentialMessages.notStrings),
 } as const;
 
 export const changePasswordSchema = {
   type: 'object',
   required: ['currentPassword', 'newPassword'],
-  properties: { currentPassword: { type: 'string', minLength: 1 }, newPassword },
+  properties: {
+    currentPassword: { type: 'string', minLength: 1 },
+    newPassword: { ...newPassword, description: `The rules of register: ${newPassword.description}` },
+  },
+  ...answersError(credentialMessages.passwordChangeRequired, credentialMessages.passwordChangeNotStrings),
 } as const;
 
 export const deleteAccountSchema = {
   type: 'object',
   required: ['password'],
   properties: { password: { type: 'string', minLength: 1, description: 'The account’s current password.' } },
+  ...answersError(credentialMessages.passwordRequired, credentialMessages.passwordNotString),
 } as const;
 
 export const passwordResetRequestSchema = {
   type: 'object',
   required: ['email'],
-  properties: { email: credentialsSchema.properties.email },
+  properties: { email: emailAddress },
+  ...answersError(credentialMessages.emailRequired, credentialMessages.emailNotString),
 } as const;
 
 export const passwordResetConfirmSchema = {
@@ -92,38 +135,83 @@ export const passwordResetConfirmSchema = {
   required: ['token', 'newPassword'],
   properties: {
     token: { type: 'string', minLength: 1, description: 'The token from the e-mail’s link.' },
-    newPassword,
+    newPassword: { ...newPassword, description: `The rules of register: ${newPassword.description}` },
   },
+  ...answersError(credentialMessages.resetRequired, credentialMessages.resetNotStrings),
 } as const;
 
+export const POST_STATUSES = ['draft', 'published'] as const;
+
 /** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
+const postTitle = { type: 'string', pattern: NOT_BLANK_PATTERN, maxLength: LIMITS.postTitleMax } as const;
+const postBody = {
+  type: 'string',
+  pattern: `\\S[\\s\\S]{${LIMITS.postBodyMin - 2},}\\S`,
+  maxLength: LIMITS.postBodyMax,
+} as const;
+
+/** The contract's validation step: `400 {errors: [{field, message}]}`. */
 export const createPostSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['title', 'body'],
   properties: {
-    title: { type: 'string', pattern: '\\S', maxLength: LIMITS.postTitleMax },
-    body: { type: 'string', pattern: '\\S[\\s\\S]{8,}\\S', maxLength: LIMITS.postBodyMax },
-    tags: { type: 'array', maxItems: LIMITS.postTagsMax, items: { type: 'string', pattern: TAG_PATTERN } },
+    title: {
+      ...postTitle,
+      'x-messages': { maxLength: postMessages.titleTooLong, default: postMessages.titleRequired },
+    },
+    body: { ...postBody, 'x-messages': { maxLength: postMessages.bodyTooLong, default: postMessages.bodyTooShort } },
+    tags: {
+      type: 'array',
+      maxItems: LIMITS.postTagsMax,
+      items: { type: 'string', pattern: TAG_PATTERN },
+      'x-messages': postMessages.tagsInvalid,
+    },
   },
 } as const;
 
+/** The contract's update: `400 {error}`, an unknown status before a text's rules. */
 export const updatePostSchema = {
   type: 'object',
   description: 'At least one of title, body and status. Other fields are ignored, never written.',
-  minProperties: 1,
   additionalProperties: false,
+  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['status'] }],
   properties: {
-    title: { type: 'string', pattern: '\\S', maxLength: LIMITS.postTitleMax },
-    body: { type: 'string', pattern: '\\S[\\s\\S]{8,}\\S', maxLength: LIMITS.postBodyMax },
-    status: { type: 'string', enum: ['draft', 'published'] },
+    status: { type: 'string', enum: POST_STATUSES, 'x-messages': postMessages.invalidStatus },
+    title: {
+      ...postTitle,
+      'x-messages': {
+        type: postMessages.titleNotString,
+        pattern: postMessages.titleRequired,
+        maxLength: postMessages.titleTooLong,
+      },
+    },
+    body: {
+      ...postBody,
+      'x-messages': {
+        type: postMessages.bodyNotString,
+        pattern: postMessages.bodyTooShort,
+        maxLength: postMessages.bodyTooLong,
+      },
+    },
   },
+  'x-error': { status: 400 },
+  'x-messages': { anyOf: postMessages.noSupportedFields },
 } as const;
 
 const noteProperties = {
-  title: { type: 'string', pattern: '\\S', maxLength: LIMITS.noteTitleMax },
-  body: { type: 'string', maxLength: LIMITS.noteBodyMax },
-  attachmentKey: { type: ['string', 'null'], pattern: UPLOAD_KEY_PATTERN },
+  title: {
+    type: 'string',
+    pattern: NOT_BLANK_PATTERN,
+    maxLength: LIMITS.noteTitleMax,
+    'x-messages': noteMessages.titleRequired,
+  },
+  body: { type: 'string', maxLength: LIMITS.noteBodyMax, 'x-messages': noteMessages.bodyInvalid },
+  attachmentKey: {
+    type: ['string', 'null'],
+    pattern: UPLOAD_KEY_PATTERN,
+    'x-messages': noteMessages.attachmentKeyInvalid,
+  },
 } as const;
 
 export const createNoteSchema = {
@@ -137,32 +225,50 @@ export const updateNoteSchema = {
   type: 'object',
   additionalProperties: false,
   description: 'At least one of title, body and attachmentKey.',
-  minProperties: 1,
+  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['attachmentKey'] }],
   properties: noteProperties,
+  'x-messages': { anyOf: noteMessages.noSupportedFields },
+} as const;
+
+const uploadProperties = {
+  contentType: {
+    type: 'string',
+    pattern: NOT_BLANK_PATTERN,
+    description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).',
+    'x-messages': fileMessages.contentTypeAndFilenameRequired,
+  },
+  filename: {
+    type: 'string',
+    minLength: 1,
+    maxLength: LIMITS.filenameMax,
+    description: 'Only its extension is used.',
+    'x-messages': { maxLength: fileMessages.filenameTooLong, default: fileMessages.contentTypeAndFilenameRequired },
+  },
+  size: {
+    type: 'integer',
+    minimum: 1,
+    description:
+      'The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length.',
+    'x-messages': fileMessages.badSize,
+  },
 } as const;
 
 export const uploadRequestSchema = {
   type: 'object',
+  description:
+    '`size` is optional, as in the contract’s request, and recommended: with it the exact length is signed into the link; without it the limit is enforced after the upload.',
   required: ['contentType', 'filename'],
-  properties: {
-    contentType: { type: 'string', description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).' },
-    filename: {
-      type: 'string',
-      minLength: 1,
-      maxLength: LIMITS.filenameMax,
-      description: 'Only its extension is used.',
-    },
-    size: {
-      type: 'integer',
-      minimum: 1,
-      description:
-        'The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length. Optional for /upload-url (recommended; the contract’s request has none: the limit is then enforced after the upload), required for a multipart upload.',
-    },
-  },
+  properties: uploadProperties,
+  'x-error': { status: 400 },
 } as const;
 
-/** A multipart upload's id: the UUID in its key. */
-export const UPLOAD_ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+export const multipartRequestSchema = {
+  type: 'object',
+  description: 'A large file in parts: `size` is required, since the parts are cut from it.',
+  required: ['contentType', 'filename', 'size'],
+  properties: uploadProperties,
+  'x-error': { status: 400 },
+} as const;
 
 export const partNumbersSchema = {
   type: 'object',
@@ -171,11 +277,21 @@ export const partNumbersSchema = {
     partNumbers: {
       type: 'array',
       minItems: 1,
-      maxItems: 100,
-      items: { type: 'integer', minimum: 1, maximum: 10_000 },
+      maxItems: LIMITS.partsPerSigning,
+      items: { type: 'integer', minimum: 1, maximum: LIMITS.partsMax },
       description: 'Parts to sign links for, each from 1 to the upload’s partCount.',
+      'x-messages': fileMessages.badPartNumbers,
     },
   },
+  'x-error': { status: 400 },
+} as const;
+
+/** What the notes service sends to files (never routed by the gateway): one of the caller's upload keys. */
+export const uploadKeyBodySchema = {
+  type: 'object',
+  required: ['key'],
+  properties: { key: { type: 'string', pattern: UPLOAD_KEY_PATTERN, 'x-messages': fileMessages.keyRequired } },
+  'x-error': { status: 400 },
 } as const;
 
 // ---------- response bodies ----------
@@ -227,8 +343,8 @@ export const postSchema = {
     title: { type: 'string' },
     body: { type: 'string' },
     authorId: objectId,
-    status: { type: 'string', enum: ['draft', 'published'] },
-    tags: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9-]{1,40}$' } },
+    status: { type: 'string', enum: POST_STATUSES },
+    tags: { type: 'array', items: { type: 'string', pattern: STORED_TAG_PATTERN } },
     publishedAt: { anyOf: [timestamp, { type: 'null' }] },
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -240,7 +356,7 @@ export const postPageSchema = {
   type: 'object',
   required: ['posts', 'total', 'page', 'pages'],
   properties: {
-    posts: { type: 'array', maxItems: 50, items: { $ref: '#/components/schemas/Post' } },
+    posts: { type: 'array', maxItems: LIMITS.postsPageMax, items: { $ref: '#/components/schemas/Post' } },
     total: { type: 'integer', minimum: 0 },
     page: { type: 'integer', minimum: 1 },
     pages: { type: 'integer', minimum: 0 },
@@ -271,7 +387,7 @@ export const noteSchema = {
   additionalProperties: false,
 } as const;
 
-const uploadKey = { type: 'string', pattern: '^uploads/[0-9a-f-]{36}\\.[a-z0-9]{1,16}$' } as const;
+const uploadKey = { type: 'string', pattern: UPLOAD_KEY_PATTERN } as const;
 
 export const uploadLinkSchema = {
   type: 'object',

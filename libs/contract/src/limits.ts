@@ -1,0 +1,57 @@
+/**
+ * Every limit and identifier pattern of the API, each written once. The request schemas, the
+ * OpenAPI document, the services' own checks and the messages that name a limit all read them
+ * from here.
+ */
+
+export const LIMITS = {
+  emailMax: 254,
+  passwordMin: 8,
+  /** bcrypt ignores everything after 72 bytes, so a longer password would silently be cut. */
+  passwordMaxBytes: 72,
+  postTitleMax: 200,
+  postBodyMin: 10,
+  postBodyMax: 50_000,
+  postTagsMax: 10,
+  tagMax: 40,
+  /** The public list of posts: a page's size when none is asked for, and the largest. */
+  postsPageDefault: 20,
+  postsPageMax: 50,
+  noteTitleMax: 200,
+  noteBodyMax: 100_000,
+  filenameMax: 1024,
+  /** An upload key's extension: the filename's, when it is 1 to this many letters or digits. */
+  extensionMax: 16,
+  /** Part links signed by one request. */
+  partsPerSigning: 100,
+  /** Parts of one multipart upload, as storage allows them. */
+  partsMax: 10_000,
+  /** The caller's notes, one page: the default size, and the largest a client may ask for. */
+  notesPageDefault: 20,
+  notesPageMax: 100,
+  /**
+   * The caller's posts, one page. Without `limit` the contract's list of every post is kept, up
+   * to this many: a person with more gets the rest through the Link header.
+   */
+  myPostsPageMax: 100,
+} as const;
+
+/** A record identifier as the database writes it: 24 hex digits (either case). */
+export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
+/** A tag as a client may send it (any case: it is lowercased before use)... */
+export const TAG_PATTERN = `^[A-Za-z0-9-]{1,${LIMITS.tagMax}}$`;
+/** ...and as it is stored and answered. */
+export const STORED_TAG_PATTERN = `^[a-z0-9-]{1,${LIMITS.tagMax}}$`;
+/** Something that looks like an e-mail address, spaces around it allowed (they are trimmed). */
+export const EMAIL_PATTERN = '^\\s*[^\\s@]+@[^\\s@]+\\s*$';
+/** Not empty and not only spaces. */
+export const NOT_BLANK_PATTERN = '\\S';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const EXTENSION = `[a-z0-9]{1,${LIMITS.extensionMax}}`;
+/** A multipart upload's id: the random UUID of its key, lowercase as generated. */
+export const UPLOAD_ID_PATTERN = `^${UUID}$`;
+/** The extension of an upload key. */
+export const EXTENSION_PATTERN = `^${EXTENSION}$`;
+/** The contract's upload key, `uploads/<uuid>.<extension>`; the files service decides whether it is the caller's. */
+export const UPLOAD_KEY_PATTERN = `^uploads/${UUID}\\.${EXTENSION}$`;
