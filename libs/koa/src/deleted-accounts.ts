@@ -9,6 +9,7 @@ import { HttpError, messages } from '@cs/errors';
 import Router from '@koa/router';
 import { requireAuth } from './auth';
 import type { AppMiddleware, AppState } from './context';
+import { noBody } from './validate';
 
 export interface DeletedAccountsCheck {
   isDeleted(userId: string): Promise<boolean>;
@@ -75,7 +76,7 @@ export function deletedAccountRoutes(
   { secret }: { secret: string },
 ): Router<AppState> {
   const router = new Router<AppState>();
-  router.post('/internal/users/deleted', requireAuth({ secret }), async (ctx) => {
+  router.post('/internal/users/deleted', requireAuth({ secret }), noBody(), async (ctx) => {
     await accounts.deleteAccount(ctx.state.userId as string);
     ctx.status = 204;
   });

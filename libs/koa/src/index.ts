@@ -10,10 +10,10 @@ export {
 } from './deleted-accounts';
 export { errorHandler, failureMessage, toHttpError } from './error-handler';
 export { healthRoutes, type ReadinessCheck, withTimeout } from './health';
-export { idGuard, isObjectId, OBJECT_ID } from './id-guard';
 export { bodyOf, DEFAULT_BODY_LIMIT, jsonBody } from './json-body';
 export { linkNext, PAGING_MESSAGES, type PageQuery, readPageQuery } from './paging';
 export { requestId } from './request-id';
+export { type RouteRules, routeRules } from './route-rules';
 export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
-export { type Check, compileCheck, type Messages, validateBody } from './validate';
+export { noBody, type RequestRule, requestRuleOf, validateBody, validateParam } from './validate';

@@ -1,55 +1,203 @@
+/**
+ * The one validation step of every route: a request's body or path parameter against its schema
+ * (the objects in `@cs/contract` the OpenAPI document is built from), before the handler. What a
+ * failure answers is written in the schema too, so no route says it in code:
+ *
+ * - `x-messages` on any (sub)schema: the message of a failing rule there, one string for all of
+ *   its rules or one per keyword (`{pattern: '…', default: '…'}`). The nearest one up the schema
+ *   wins; for a missing field, the field's own schema is asked before the object's.
+ * - `x-error: {status}` on the root: the route answers `{error: message}` with that status and the
+ *   first failure's message, rather than the validation step's `400 {errors: [{field, message}]}`
+ *   (one entry a field). First are the failures whose message the root gives, in the order the
+ *   root writes them (`{required, type}`: a missing field before a wrong type); then the others,
+ *   in the order of the schema's fields.
+ * - `x-maxBytes` on a string: its largest length in bytes of UTF-8.
+ *
+ * A field sent as null or "" that breaks a rule is told what a missing one is told: for the
+ * contract, "missing or empty" is one case.
+ */
 import { HttpError, type ValidationEntry } from '@cs/errors';
+import type { RouterParameterMiddleware } from '@koa/router';
 import Ajv, { type ErrorObject, type SchemaObject } from 'ajv';
-import type { AppMiddleware } from './context';
+import type { AppMiddleware, AppState } from './context';
 
 /**
  * One ajv instance for all request schemas. Unknown properties are removed where a schema says
- * `additionalProperties: false`, so extra fields are ignored and never reach a write.
+ * `additionalProperties: false`, so extra fields are ignored and never reach a write. Union types
+ * (`['string', 'null']`) are how JSON Schema says "nullable"; strict mode allows them. `required`
+ * may name a property declared beside it rather than in its own subschema: "at least one of" is
+ * `anyOf: [{required: ['title']}, …]`.
  */
-// Union types (`['string', 'null']`) are how JSON Schema says "nullable"; strict mode allows them.
 const ajv = new Ajv({
   allErrors: true,
   removeAdditional: true,
   useDefaults: true,
   strict: true,
+  strictRequired: false,
   allowUnionTypes: true,
 });
+ajv.addKeyword({
+  keyword: 'x-error',
+  metaSchema: {
+    type: 'object',
+    required: ['status'],
+    properties: { status: { type: 'integer', minimum: 400, maximum: 499 } },
+    additionalProperties: false,
+  },
+});
+ajv.addKeyword({
+  keyword: 'x-messages',
+  metaSchema: { anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }] },
+});
+ajv.addKeyword({
+  keyword: 'x-maxBytes',
+  type: 'string',
+  schemaType: 'number',
+  errors: false,
+  validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
+});
 
-/** A field's message, or one per failing ajv keyword with `default` for the rest. */
-export type Messages = Readonly<Record<string, string | Readonly<Record<string, string>>>>;
-export type Check = (data: unknown) => ValidationEntry[] | undefined;
+type Schema = Readonly<Record<string, unknown>>;
+type Messages = string | Readonly<Record<string, string>>;
 
-function fieldOf(error: ErrorObject): string {
-  if (error.keyword === 'required') return String(error.params.missingProperty);
-  return error.instancePath.split('/')[1] ?? '';
+/** What a validation middleware checks, for a look over an app's routes (see routeRules). */
+export type RequestRule = { in: 'body'; schema: SchemaObject } | { in: 'param'; schema: SchemaObject } | { in: 'none' };
+const rules = new WeakMap<object, RequestRule>();
+
+export function requestRuleOf(middleware: unknown): RequestRule | undefined {
+  return typeof middleware === 'function' ? rules.get(middleware) : undefined;
 }
 
-function messageFor(messages: Messages, field: string, error: ErrorObject): string {
-  const given = messages[field];
-  if (typeof given === 'string') return given;
-  return given?.[error.keyword] ?? given?.default ?? `${field || 'body'} ${error.message ?? 'is invalid'}`;
+const isSchema = (value: unknown): value is Schema =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+/** Keywords whose value holds subschemas by name or by index: the next path segment picks one. */
+const SCHEMA_CONTAINERS = new Set([
+  'properties',
+  'patternProperties',
+  'dependentSchemas',
+  '$defs',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'prefixItems',
+]);
+
+/** A JSON pointer's segments; ajv also URI-encodes those of a schemaPath (`#/properties/…`). */
+function segmentsOf(pointer: string): string[] {
+  const fragment = pointer.startsWith('#');
+  return pointer
+    .replace(/^#?\//, '')
+    .split('/')
+    .filter(Boolean)
+    .map((s) => (fragment ? decodeURIComponent(s) : s).replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
-/** Compiles once; returns one entry per failing field, with the field's own message if given. */
-export function compileCheck(schema: SchemaObject, messages: Messages = {}): Check {
+/** The subschemas an error's schemaPath passes through, nearest first; the failing keyword is not one. */
+function schemasAlong(root: Schema, error: ErrorObject): Schema[] {
+  const segments = segmentsOf(error.schemaPath);
+  const chain = [root];
+  let node: unknown = root;
+  for (let i = 0; i < segments.length - 1; i++) {
+    const keyword = segments[i] as string;
+    node = isSchema(node) ? node[keyword] : undefined;
+    if (SCHEMA_CONTAINERS.has(keyword) && i < segments.length - 2) {
+      i += 1;
+      node = (node as Record<string, unknown> | undefined)?.[segments[i] as string];
+    }
+    if (isSchema(node)) chain.push(node);
+  }
+  if (error.keyword === 'required') {
+    const object = chain[chain.length - 1] as Schema;
+    const field = (object.properties as Record<string, unknown> | undefined)?.[String(error.params.missingProperty)];
+    if (isSchema(field)) chain.push(field);
+  }
+  return chain.reverse();
+}
+
+function valueAt(data: unknown, pointer: string): unknown {
+  let value = data;
+  for (const segment of segmentsOf(pointer)) value = (value as Record<string, unknown> | undefined)?.[segment];
+  return value;
+}
+
+interface Failure extends ValidationEntry {
+  /** Where the root's `x-messages` lists the message; undefined when a field's own schema gave it. */
+  rank: number | undefined;
+}
+
+function failureOf(root: Schema, data: unknown, error: ErrorObject): Failure {
+  const field =
+    error.keyword === 'required' ? String(error.params.missingProperty) : (segmentsOf(error.instancePath)[0] ?? '');
+  const value = error.keyword === 'required' ? undefined : valueAt(data, error.instancePath);
+  const keys = value === null || value === '' ? ['required', error.keyword] : [error.keyword];
+  const chain = schemasAlong(root, error);
+  const rankAt = (schema: Schema, key: string) => {
+    if (schema !== root) return undefined;
+    const messages = root['x-messages'] as Messages;
+    return typeof messages === 'string' ? 0 : Object.keys(messages).indexOf(key);
+  };
+  for (const key of keys) {
+    for (const schema of chain) {
+      const messages = schema['x-messages'] as Messages | undefined;
+      if (typeof messages === 'string') return { field, message: messages, rank: rankAt(schema, key) };
+      const message = messages?.[key];
+      if (message !== undefined) return { field, message, rank: rankAt(schema, key) };
+    }
+  }
+  for (const schema of chain) {
+    const message = schema['x-messages'] as Messages | undefined as Record<string, string> | undefined;
+    if (message?.default !== undefined) return { field, message: message.default, rank: undefined };
+  }
+  return { field, message: `${field || 'body'} ${error.message ?? 'is invalid'}`, rank: undefined };
+}
+
+/** An error inside a branch of anyOf/oneOf: the combinator's own error stands for it. */
+const inBranch = (error: ErrorObject) => /\/(anyOf|oneOf)\/\d+\//.test(error.schemaPath);
+
+/** Compiles once; a function that gives the error to throw for data that breaks the schema. */
+function compileRule(schema: SchemaObject): (data: unknown) => HttpError | undefined {
   const validate = ajv.compile(schema);
+  const answer = schema['x-error'] as { status: number } | undefined;
   return function check(data) {
     if (validate(data)) return undefined;
+    const failures = (validate.errors ?? [])
+      .filter((error) => !inBranch(error))
+      .map((error) => failureOf(schema, data, error))
+      .sort((a, b) => (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER));
+    if (answer) return new HttpError(answer.status, failures[0]?.message ?? 'Invalid request');
     const entries = new Map<string, ValidationEntry>();
-    for (const error of validate.errors ?? []) {
-      const field = fieldOf(error);
-      if (!entries.has(field)) entries.set(field, { field, message: messageFor(messages, field, error) });
-    }
-    return [...entries.values()];
+    for (const { field, message } of failures) if (!entries.has(field)) entries.set(field, { field, message });
+    return new HttpError(400, 'Validation failed', { details: [...entries.values()] });
   };
 }
 
-/** The contract's validation step: 400 `{errors: [{field, message}]}` before the handler. */
-export function validateBody(schema: SchemaObject, messages: Messages = {}): AppMiddleware {
-  const check = compileCheck(schema, messages);
-  return async function validateBody(ctx, next) {
-    const errors = check(ctx.request.body);
-    if (errors) throw new HttpError(400, 'Validation failed', { details: errors });
+/** The request body against `schema`, before the handler (which then reads it with bodyOf). */
+export function validateBody(schema: SchemaObject): AppMiddleware {
+  const check = compileRule(schema);
+  const middleware: AppMiddleware = async function validateBody(ctx, next) {
+    const failure = check(ctx.request.body);
+    if (failure) throw failure;
     await next();
   };
+  rules.set(middleware, { in: 'body', schema });
+  return middleware;
+}
+
+/** A route that takes no body, said as such: whatever is sent is ignored (and removed). */
+export function noBody(): AppMiddleware {
+  const middleware = validateBody({ type: 'object', additionalProperties: false });
+  rules.set(middleware, { in: 'none' });
+  return middleware;
+}
+
+/** For `router.param(name, validateParam(schema))`: every route of the router with `:name`, before anything else runs. */
+export function validateParam(schema: SchemaObject): RouterParameterMiddleware<AppState> {
+  const check = compileRule(schema);
+  const middleware: RouterParameterMiddleware<AppState> = async function validateParam(value, _ctx, next) {
+    const failure = check(value);
+    if (failure) throw failure;
+    await next();
+  };
+  rules.set(middleware, { in: 'param', schema });
+  return middleware;
 }

@@ -1,3 +1,4 @@
+import { objectIdParamSchema } from '@cs/contract';
 import { captureLogger, TEST_JWT_SECRET } from '@cs/testkit';
 import Router from '@koa/router';
 import request from 'supertest';
@@ -6,17 +7,64 @@ import {
   bodyOf,
   createServiceApp,
   failureMessage,
-  idGuard,
+  noBody,
   optionalAuth,
   requireAuth,
   validateBody,
+  validateParam,
 } from '../src';
+
+/** The validation step's shape: `400 {errors: [{field, message}]}`, messages from the schema. */
+export const stepSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'age'],
+  properties: {
+    name: { type: 'string', minLength: 1, 'x-messages': 'name is required' },
+    age: {
+      type: 'integer',
+      minimum: 0,
+      'x-messages': { minimum: 'age cannot be negative', default: 'age must be a whole number' },
+    },
+  },
+} as const;
+
+/**
+ * A route that answers `{error}` (with 422, to tell it from the default): the root's messages
+ * first, in their order, then the fields' own.
+ */
+export const answeredSchema = {
+  type: 'object',
+  required: ['email'],
+  anyOf: [{ required: ['password'] }, { required: ['tag'] }],
+  properties: {
+    email: {
+      type: 'string',
+      pattern: '@',
+      allOf: [{ pattern: '\\S', 'x-messages': 'email is required' }],
+      'x-messages': { pattern: 'email must be an address' },
+    },
+    password: {
+      type: 'string',
+      minLength: 8,
+      'x-maxBytes': 12,
+      'x-messages': { minLength: 'password is too short', 'x-maxBytes': 'password is too long' },
+    },
+    tag: { type: 'string' },
+  },
+  'x-error': { status: 422 },
+  'x-messages': {
+    required: 'email is required',
+    type: 'fields must be strings',
+    anyOf: 'password or tag is required',
+  },
+} as const;
 
 /** A small app made only of the shared middlewares, as a service would assemble them. */
 export function testApp(ready = true) {
   const logs = captureLogger('koa-test');
   const router = new Router<AppState>();
-  router.param('id', idGuard());
+  router.param('id', validateParam(objectIdParamSchema));
   router.get('/protected', requireAuth({ secret: TEST_JWT_SECRET }), (ctx) => {
     ctx.body = { userId: ctx.state.userId };
   });
@@ -26,21 +74,18 @@ export function testApp(ready = true) {
   router.get('/things/:id', (ctx) => {
     ctx.body = { id: ctx.params.id };
   });
-  router.post(
-    '/validated',
-    validateBody(
-      {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'age'],
-        properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer', minimum: 0 } },
-      },
-      { name: 'name is required', age: { minimum: 'age cannot be negative', default: 'age must be a whole number' } },
-    ),
-    (ctx) => {
-      ctx.body = bodyOf(ctx);
-    },
-  );
+  router.post('/validated', validateBody(stepSchema), (ctx) => {
+    ctx.body = bodyOf(ctx);
+  });
+  router.post('/answered', validateBody(answeredSchema), (ctx) => {
+    ctx.body = bodyOf(ctx);
+  });
+  router.post('/nothing', noBody(), (ctx) => {
+    ctx.body = bodyOf(ctx);
+  });
+  router.put('/things/:id', (ctx) => {
+    ctx.body = bodyOf(ctx);
+  });
   router.get('/explodes', () => {
     throw new Error('secret internal detail: mongodb://user:pass@db');
   });
@@ -51,5 +96,5 @@ export function testApp(ready = true) {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:27017'), { name: 'MongoServerSelectionError' });
   });
   const app = createServiceApp({ logger: logs.logger, routers: [router], readiness: { database: async () => ready } });
-  return { http: request(app.callback()), logs };
+  return { app, http: request(app.callback()), logs };
 }

@@ -1,55 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { testApp } from './app';
 
-describe('idGuard', () => {
-  it('when the id is 24 hex digits, then the route runs', async () => {
-    const res = await testApp().http.get('/things/0123456789ABCDEF01234567');
-
-    expect(res.status).toBe(200);
-  });
-
-  it.each([
-    '123',
-    '0123456789abcdef0123456',
-    '0123456789abcdef012345678',
-    'g123456789abcdef01234567',
-    'aaaaaaaaaaaa',
-    '%00',
-  ])('when the id is %j, then 400 invalid-ID-format', async (id) => {
-    const res = await testApp().http.get(`/things/${id}`);
-
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Invalid ID format' });
-  });
-});
-
-describe('validateBody', () => {
-  it('when every rule passes, then unknown fields are removed before the handler', async () => {
-    const res = await testApp().http.post('/validated').send({ name: 'Ada', age: 36, admin: true, __proto__x: 1 });
-
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ name: 'Ada', age: 36 });
-  });
-
-  it('when rules fail, then 400 {errors: [{field, message}]}, one entry a field, with the given messages', async () => {
-    const res = await testApp().http.post('/validated').send({ age: -1 });
-
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      errors: [
-        { field: 'name', message: 'name is required' },
-        { field: 'age', message: 'age cannot be negative' },
-      ],
-    });
-  });
-
-  it('when a field fails a rule with no message of its own, then the default message is used', async () => {
-    const res = await testApp().http.post('/validated').send({ name: 'x', age: 1.5 });
-
-    expect(res.body).toEqual({ errors: [{ field: 'age', message: 'age must be a whole number' }] });
-  });
-});
-
 describe('the error handler', () => {
   it('when a handler throws something unexpected, then 500 with a generic message; the cause goes only to the log', async () => {
     const { http, logs } = testApp();

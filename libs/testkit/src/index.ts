@@ -6,5 +6,6 @@ export * from './deleted-accounts';
 export * from './logs';
 export * from './mail';
 export * from './pass-through';
+export * from './request-rules';
 export * from './system';
 export * from './tokens';

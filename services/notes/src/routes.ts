@@ -1,21 +1,21 @@
-import { LIMITS } from '@cs/contract';
+import { createNoteSchema, LIMITS, objectIdParamSchema, updateNoteSchema } from '@cs/contract';
 import {
   type AppState,
   bodyOf,
   type DeletedAccountsCheck,
   failureMessage,
-  idGuard,
   linkNext,
   readPageQuery,
   refuseDeletedAccounts,
   requireAuth,
   validateBody,
+  validateParam,
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
 import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
-import { createNoteSchema, messages, noteMessages, updateNoteSchema } from './schemas';
+import { messages } from './schemas';
 
 /** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
 export function noteRoutes(
@@ -24,7 +24,7 @@ export function noteRoutes(
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.use(['/api/notes', '/notes'], requireAuth({ secret }));
-  router.param('id', idGuard());
+  router.param('id', validateParam(objectIdParamSchema));
   const refuseDeleted = refuseDeletedAccounts(accounts);
   const caller = (ctx: { state: AppState }) => ctx.state.userId as string;
   const authorization = (ctx: { headers: Record<string, string | string[] | undefined> }) =>
@@ -33,7 +33,7 @@ export function noteRoutes(
   router.post(
     '/api/notes',
     refuseDeleted,
-    validateBody(createNoteSchema, noteMessages),
+    validateBody(createNoteSchema),
     failureMessage(messages.createFailed),
     async (ctx) => {
       ctx.status = 201;
@@ -59,7 +59,7 @@ export function noteRoutes(
   router.put(
     '/api/notes/:id',
     refuseDeleted,
-    validateBody(updateNoteSchema, noteMessages),
+    validateBody(updateNoteSchema),
     failureMessage(messages.updateFailed),
     async (ctx) => {
       ctx.body = await notes.update(

@@ -78,6 +78,7 @@ export class FilesService {
 }
 
 export interface NotesHarness {
+  app: Awaited<ReturnType<typeof createApp>>['app'];
   http: ReturnType<typeof api>;
   /** The notes database, for a test's own connections to it (replicas). */
   dbUrl: string;
@@ -122,6 +123,7 @@ export async function startNotes(
   const { app, outbox, accounts } = built;
   const bucket = new ObjectStorage(testStorageSettings());
   return {
+    app,
     http: api(app.callback()),
     dbUrl: db.url,
     notes: noteModel(db.connection),

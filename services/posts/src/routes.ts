@@ -1,4 +1,4 @@
-import { LIMITS } from '@cs/contract';
+import { createPostSchema, LIMITS, objectIdParamSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppMiddleware,
   type AppState,
@@ -6,7 +6,6 @@ import {
   conditionalGet,
   type DeletedAccountsCheck,
   failureMessage,
-  idGuard,
   linkNext,
   optionalAuth,
   readPageQuery,
@@ -14,12 +13,13 @@ import {
   requireAuth,
   serverTiming,
   validateBody,
+  validateParam,
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
-import { parseListQuery, readChanges, toNewPost } from './post-input';
+import { parseListQuery, toNewPost, toPostChanges } from './post-input';
 import type { Posts } from './posts';
-import { createPostMessages, createPostSchema, messages } from './schemas';
+import { messages } from './schemas';
 
 /** The domain call of a public read, timed as `db` in Server-Timing. */
 const timed = <T>(ctx: { state: AppState }, work: Promise<T>) => ctx.state.timed?.('db', work) ?? work;
@@ -39,7 +39,7 @@ export function postRoutes(posts: Posts, { secret, authenticate, accounts }: Pos
   const router = new Router<AppState>({ prefix: '/api/posts' });
   const auth = authenticate ?? requireAuth({ secret });
   const write = [auth, refuseDeletedAccounts(accounts)] as const;
-  router.param('id', idGuard());
+  router.param('id', validateParam(objectIdParamSchema));
 
   router.get('/', serverTiming(), conditionalGet(), failureMessage(messages.fetchFailed), async (ctx) => {
     ctx.body = await timed(ctx, posts.listPublished(parseListQuery(ctx.query)));
@@ -69,19 +69,13 @@ export function postRoutes(posts: Posts, { secret, authenticate, accounts }: Pos
     },
   );
 
-  router.post(
-    '/',
-    ...write,
-    validateBody(createPostSchema, createPostMessages),
-    failureMessage(messages.createFailed),
-    async (ctx) => {
-      ctx.status = 201;
-      ctx.body = await posts.create(ctx.state.userId as string, toNewPost(bodyOf(ctx)));
-    },
-  );
+  router.post('/', ...write, validateBody(createPostSchema), failureMessage(messages.createFailed), async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await posts.create(ctx.state.userId as string, toNewPost(bodyOf(ctx)));
+  });
 
-  router.put('/:id', ...write, failureMessage(messages.updateFailed), async (ctx) => {
-    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, readChanges(bodyOf(ctx)));
+  router.put('/:id', ...write, validateBody(updatePostSchema), failureMessage(messages.updateFailed), async (ctx) => {
+    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, toPostChanges(bodyOf(ctx)));
   });
 
   router.delete('/:id', auth, failureMessage(messages.deleteFailed), async (ctx) => {

@@ -7,6 +7,7 @@ import { createPageCache, markListingChanged } from '../src/page-cache';
 import { createPosts, type Posts, pageSize } from '../src/posts';
 
 export interface PostsHarness {
+  app: Awaited<ReturnType<typeof createApp>>['app'];
   http: ReturnType<typeof api>;
   model: PostModel;
   posts: Posts;
@@ -26,7 +27,7 @@ export async function startPosts(file: string): Promise<PostsHarness> {
   });
   const model = postModel(db.connection);
   const posts = createPosts(model, turns, createPageCache(db.connection, pageSize));
-  return { http: api(app.callback()), model, posts, accounts, db, logs };
+  return { app, http: api(app.callback()), model, posts, accounts, db, logs };
 }
 
 /** An author is any caller. */

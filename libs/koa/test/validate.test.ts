@@ -1,0 +1,100 @@
+import { describe, expect, it } from '@jest/globals';
+import { testApp } from './app';
+
+describe('validateParam', () => {
+  it('when the id matches its schema, then the route runs', async () => {
+    const res = await testApp().http.get('/things/0123456789ABCDEF01234567');
+
+    expect(res.status).toBe(200);
+  });
+
+  it.each([
+    '123',
+    '0123456789abcdef0123456',
+    '0123456789abcdef012345678',
+    'g123456789abcdef01234567',
+    'aaaaaaaaaaaa',
+    '%00',
+  ])('when the id is %j, then the schema’s status and message: 400 invalid-ID-format', async (id) => {
+    const res = await testApp().http.get(`/things/${id}`);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Invalid ID format' });
+  });
+});
+
+describe('validateBody, the validation step', () => {
+  it('when every rule passes, then unknown fields are removed before the handler', async () => {
+    const res = await testApp().http.post('/validated').send({ name: 'Ada', age: 36, admin: true, __proto__x: 1 });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'Ada', age: 36 });
+  });
+
+  it('when rules fail, then 400 {errors: [{field, message}]}, one entry a field, with the schema’s messages', async () => {
+    const res = await testApp().http.post('/validated').send({ age: -1 });
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      errors: [
+        { field: 'name', message: 'name is required' },
+        { field: 'age', message: 'age cannot be negative' },
+      ],
+    });
+  });
+
+  it('when a field fails a rule with no message of its own, then its default message is used', async () => {
+    const res = await testApp().http.post('/validated').send({ name: 'x', age: 1.5 });
+
+    expect(res.body).toEqual({ errors: [{ field: 'age', message: 'age must be a whole number' }] });
+  });
+});
+
+describe('validateBody, when the schema says x-error', () => {
+  const answer = async (body: object) => {
+    const res = await testApp().http.post('/answered').send(body);
+    expect(res.status).toBe(422);
+    return res.body;
+  };
+
+  it('when every rule passes, then the handler runs with the body', async () => {
+    const res = await testApp().http.post('/answered').send({ email: 'a@b', password: 'long enough' });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ email: 'a@b', password: 'long enough' });
+  });
+
+  it('when a field is missing, or null, or "", then the missing-field message, before any other', async () => {
+    for (const body of [{ password: 5 }, { email: null, password: 'long enough' }, { email: '', tag: 'x' }]) {
+      expect(await answer(body)).toEqual({ error: 'email is required' });
+    }
+  });
+
+  it('when the root gives a message for the rule, then it comes before a field’s own', async () => {
+    expect(await answer({ email: 'nope', password: 5 })).toEqual({ error: 'fields must be strings' });
+  });
+
+  it('when only field rules fail, then the first field’s message, from the subschema nearest the rule', async () => {
+    expect(await answer({ email: '   ', password: 'short' })).toEqual({ error: 'email is required' });
+    expect(await answer({ email: 'nope', password: 'short' })).toEqual({ error: 'email must be an address' });
+    expect(await answer({ email: 'a@b', password: 'short' })).toEqual({ error: 'password is too short' });
+  });
+
+  it('when a string is longer in UTF-8 bytes than x-maxBytes, then its message', async () => {
+    expect(await answer({ email: 'a@b', password: '€€€€€€€€' })).toEqual({ error: 'password is too long' });
+    expect((await testApp().http.post('/answered').send({ email: 'a@b', password: '€€123456' })).status).toBe(200);
+  });
+
+  it('when none of anyOf’s branches holds, then the message of anyOf itself, not of a branch’s rule', async () => {
+    expect(await answer({ email: 'a@b' })).toEqual({ error: 'password or tag is required' });
+  });
+});
+
+describe('noBody', () => {
+  it('when a body is sent anyway, then it is ignored', async () => {
+    const res = await testApp().http.post('/nothing').send({ anything: 1 });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({});
+  });
+});
