@@ -4,14 +4,7 @@ import { HttpError, messages as httpMessages } from '@cs/errors';
 import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { AccountDeletions } from './account-deletions';
-import {
-  type Credentials,
-  checkNewCredentials,
-  checkNewPassword,
-  couldBeAccount,
-  messages,
-  PASSWORD_MAX_BYTES,
-} from './credentials';
+import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './credentials';
 import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
 
@@ -51,9 +44,8 @@ export function createAccounts({
   const dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), bcryptCost);
 
   return {
-    async register(credentials) {
-      checkNewCredentials(credentials);
-      const { email, password } = credentials;
+    // Credentials and new passwords have met their schema's rules at the route (@cs/contract).
+    async register({ email, password }) {
       if (await users.exists({ email })) throw new HttpError(400, messages.alreadyRegistered);
       const hash = await bcrypt.hash(password, bcryptCost);
       try {
@@ -82,7 +74,6 @@ export function createAccounts({
     },
 
     async changePassword(userId, { currentPassword, newPassword }, clientAddress) {
-      checkNewPassword(newPassword);
       await confirmPassword(userId, currentPassword, clientAddress);
       const hash = await bcrypt.hash(newPassword, bcryptCost);
       const { matchedCount } = await users.updateOne({ _id: userId }, { $set: { password: hash } });
@@ -107,8 +98,7 @@ export function createAccounts({
     const user = await users.findById(userId, { email: 1, password: 1 }).select('+password').lean();
     if (!user) throw new HttpError(401, httpMessages.invalidToken);
     await throttle.check(user.email, clientAddress);
-    const matches =
-      Buffer.byteLength(password, 'utf8') <= PASSWORD_MAX_BYTES && (await bcrypt.compare(password, user.password));
+    const matches = fitsBcrypt(password) && (await bcrypt.compare(password, user.password));
     if (!matches) {
       await throttle.failed(user.email, clientAddress);
       throw new HttpError(401, messages.invalidCredentials);

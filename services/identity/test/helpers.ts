@@ -23,6 +23,7 @@ export const TEST_CONFIG = {
 };
 
 export interface IdentityHarness {
+  app: Awaited<ReturnType<typeof createApp>>['app'];
   http: ReturnType<typeof api>;
   users: UserModel;
   throttle: LoginThrottle;
@@ -43,7 +44,7 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
     logger: logs.logger,
     mailer,
   });
-  return { http: api(app.callback()), users: userModel(db.connection), throttle, deletions, db, logs };
+  return { app, http: api(app.callback()), users: userModel(db.connection), throttle, deletions, db, logs };
 }
 
 let counter = 0;
