@@ -1,23 +1,26 @@
 import {
+  multipartRequestSchema,
+  partNumbersSchema,
+  uploadIdParamSchema,
+  uploadKeyBodySchema,
+  uploadRequestSchema,
+} from '@cs/contract';
+import {
   type AppState,
   bodyOf,
   type DeletedAccountsCheck,
   failureMessage,
+  noBody,
   refuseDeletedAccountLinks,
   refuseDeletedAccounts,
   requireAuth,
+  validateBody,
+  validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
 import type { Multipart } from './multipart';
 import { messages } from './schemas';
-import {
-  readKey,
-  readMultipartRequest,
-  readPartNumbers,
-  readUploadId,
-  readUploadRequest,
-  type UploadRules,
-} from './upload-input';
+import { toMultipartRequest, toUploadRequest, type UploadRules } from './upload-input';
 import type { Uploads } from './uploads';
 
 /** Every router here: the secret, and deleted accounts, whose writes are refused (never their reads or deletes). */
@@ -36,9 +39,10 @@ export function uploadRoutes(
     ['/upload-url', '/api/upload-url'],
     requireAuth({ secret }),
     refuseDeletedAccountLinks(accounts),
+    validateBody(uploadRequestSchema),
     failureMessage(messages.uploadUrlFailed),
     async (ctx) => {
-      ctx.body = await uploads.issue(ctx.state.userId as string, readUploadRequest(bodyOf(ctx), rules));
+      ctx.body = await uploads.issue(ctx.state.userId as string, toUploadRequest(bodyOf(ctx), rules));
     },
   );
   return router;
@@ -46,13 +50,15 @@ export function uploadRoutes(
 
 /**
  * `/multipart-uploads` (and under /api): large files in parts, under the same rules as
- * `/upload-url`. Every route but create names an upload the caller owns; any other id is a 404.
+ * `/upload-url`. Every route but create names an upload the caller owns; any other id, or
+ * anything that cannot be one, is a 404.
  */
 export function multipartRoutes(
   multipart: Multipart,
   { secret, accounts, rules }: RouteOptions & { rules: UploadRules },
 ): Router<AppState> {
   const router = new Router<AppState>();
+  router.param('uploadId', validateParam(uploadIdParamSchema));
   const paths = (suffix: string) => [`/multipart-uploads${suffix}`, `/api/multipart-uploads${suffix}`];
   const owner = (ctx: { state: AppState }) => ctx.state.userId as string;
   const auth = requireAuth({ secret });
@@ -61,22 +67,24 @@ export function multipartRoutes(
   const write = [auth, refuseDeletedAccounts(accounts), failed] as const;
   const links = [auth, refuseDeletedAccountLinks(accounts), failed] as const;
 
-  router.post(paths(''), ...write, async (ctx) => {
+  const uploadId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.uploadId as string;
+
+  router.post(paths(''), ...write, validateBody(multipartRequestSchema), async (ctx) => {
     ctx.status = 201;
-    ctx.body = await multipart.create(owner(ctx), readMultipartRequest(bodyOf(ctx), rules));
+    ctx.body = await multipart.create(owner(ctx), toMultipartRequest(bodyOf(ctx), rules));
   });
   router.get(paths('/:uploadId'), ...guard, async (ctx) => {
-    ctx.body = await multipart.status(owner(ctx), readUploadId(ctx.params.uploadId as string));
+    ctx.body = await multipart.status(owner(ctx), uploadId(ctx));
   });
-  router.post(paths('/:uploadId/part-urls'), ...links, async (ctx) => {
-    const id = readUploadId(ctx.params.uploadId as string);
-    ctx.body = await multipart.signParts(owner(ctx), id, readPartNumbers(bodyOf(ctx)));
+  router.post(paths('/:uploadId/part-urls'), ...links, validateBody(partNumbersSchema), async (ctx) => {
+    const { partNumbers } = bodyOf(ctx) as { partNumbers: number[] };
+    ctx.body = await multipart.signParts(owner(ctx), uploadId(ctx), partNumbers);
   });
-  router.post(paths('/:uploadId/complete'), ...write, async (ctx) => {
-    ctx.body = await multipart.complete(owner(ctx), readUploadId(ctx.params.uploadId as string));
+  router.post(paths('/:uploadId/complete'), ...write, noBody(), async (ctx) => {
+    ctx.body = await multipart.complete(owner(ctx), uploadId(ctx));
   });
   router.delete(paths('/:uploadId'), ...guard, async (ctx) => {
-    await multipart.abort(owner(ctx), readUploadId(ctx.params.uploadId as string));
+    await multipart.abort(owner(ctx), uploadId(ctx));
     ctx.status = 204;
   });
   return router;
@@ -89,15 +97,17 @@ export function multipartRoutes(
 export function internalRoutes(uploads: Uploads, { secret, accounts }: RouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/internal/uploads' });
   router.use(requireAuth({ secret }));
+  const key = (ctx: { request: unknown }) => (bodyOf(ctx) as { key: string }).key;
+  const keyed = validateBody(uploadKeyBodySchema);
 
-  router.post('/claim', refuseDeletedAccounts(accounts), async (ctx) => {
-    ctx.body = await uploads.claim(ctx.state.userId as string, readKey(bodyOf(ctx)));
+  router.post('/claim', refuseDeletedAccounts(accounts), keyed, async (ctx) => {
+    ctx.body = await uploads.claim(ctx.state.userId as string, key(ctx));
   });
-  router.post('/download-link', async (ctx) => {
-    ctx.body = await uploads.signDownload(ctx.state.userId as string, readKey(bodyOf(ctx)));
+  router.post('/download-link', keyed, async (ctx) => {
+    ctx.body = await uploads.signDownload(ctx.state.userId as string, key(ctx));
   });
-  router.post('/release', async (ctx) => {
-    await uploads.release(ctx.state.userId as string, readKey(bodyOf(ctx)));
+  router.post('/release', keyed, async (ctx) => {
+    await uploads.release(ctx.state.userId as string, key(ctx));
     ctx.status = 204;
   });
   return router;

@@ -1,12 +1,13 @@
-/** Request bodies of the files service, checked by hand where the contract wants `{error}`. */
-export const MAX_PARTS_PER_SIGNING = 100;
-export const FILENAME_MAX = 1024;
+/**
+ * The files service's words. The request schemas, their limits and the messages of their rules
+ * are the OpenAPI document's own (`@cs/contract`); these are what the service's operations say.
+ */
+import { fileMessages } from '@cs/contract';
 
 export const messages = {
-  contentTypeAndFilenameRequired: 'contentType and filename are required strings',
-  filenameTooLong: `filename must be at most ${FILENAME_MAX} characters`,
+  ...fileMessages,
+  /** The allowlist is configured (UPLOAD_ALLOWED_TYPES), so it is checked after the schema. */
   typeNotAllowed: 'contentType is not an allowed media type',
-  badSize: 'size must be a positive integer no larger than the upload limit',
   tooManyOpenLinks: (max: number) =>
     `At most ${max} upload links without a size may be open at once; wait for one to expire, or send size`,
   /** A size-less link's object, at the claim or at the check after its link expired. */
@@ -14,7 +15,6 @@ export const messages = {
   wrongType: 'The uploaded file is not of the content type the link was issued for; it was removed',
   /** The stored object is not the size declared when its link was issued. */
   wrongSize: 'The uploaded file is not the size that was declared; it was removed',
-  badPartNumbers: `partNumbers must be an array of 1 to ${MAX_PARTS_PER_SIGNING} positive integers`,
   partOutOfRange: (partCount: number) => `partNumbers must be between 1 and ${partCount} for this upload`,
   partsMissing: (missing: readonly number[]) =>
     `Parts not uploaded yet: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ` and ${missing.length - 10} more` : ''}`,
@@ -22,8 +22,6 @@ export const messages = {
   uploadCompleted: 'This upload is already completed',
   claimExpired: 'The file was uploaded too long ago to be attached; upload it again',
   uploadAttached: 'This upload is attached to a note; delete the note to remove it',
-  keyRequired: 'key must be an upload key issued by /upload-url',
-  uploadNotFound: 'Upload not found',
   notUploaded: 'The file has not been uploaded yet',
   notClaimable: 'This upload cannot be attached (already attached or removed)',
   uploadUrlFailed: 'Failed to create upload URL',

@@ -1,12 +1,12 @@
 /**
- * The contract's upload key: `uploads/<uuid>.<extension>`. The extension is the text after the
- * last dot of the filename, lowercased, when it is 1 to 16 letters or digits; otherwise `bin`.
- * Nothing else of the filename ever enters the key.
+ * The contract's upload key: `uploads/<uuid>.<extension>` (UPLOAD_KEY_PATTERN in `@cs/contract`).
+ * The extension is the text after the last dot of the filename, lowercased, when it is 1 to 16
+ * letters or digits; otherwise `bin`. Nothing else of the filename ever enters the key.
  */
 import { randomUUID } from 'node:crypto';
+import { EXTENSION_PATTERN } from '@cs/contract';
 
-const EXTENSION = /^[a-z0-9]{1,16}$/;
-export const UPLOAD_KEY = /^uploads\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[a-z0-9]{1,16}$/;
+const EXTENSION = new RegExp(EXTENSION_PATTERN);
 
 export function extensionOf(filename: string): string {
   const dot = filename.lastIndexOf('.');
@@ -17,8 +17,4 @@ export function extensionOf(filename: string): string {
 
 export function newUploadKey(filename: string): string {
   return `uploads/${randomUUID()}.${extensionOf(filename)}`;
-}
-
-export function isUploadKey(value: unknown): value is string {
-  return typeof value === 'string' && UPLOAD_KEY.test(value);
 }

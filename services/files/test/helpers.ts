@@ -19,6 +19,7 @@ import { type UploadModel, uploadModel } from '../src/model';
 import type { Uploads } from '../src/uploads';
 
 export interface FilesHarness {
+  app: Awaited<ReturnType<typeof createApp>>['app'];
   http: ReturnType<typeof api>;
   model: UploadModel;
   uploads: Uploads;
@@ -78,6 +79,7 @@ export async function startFiles(
   });
   const bucket = new ObjectStorage(s3);
   return {
+    app,
     http: api(app.callback()),
     model: uploadModel(database.connection),
     uploads,
