@@ -13,6 +13,8 @@ export interface LoadSpec {
   durationS: number;
   /** A non-2xx status that is the right answer here (304 for the cached read). */
   expect?: number;
+  /** Headers of each request in turn, cycled through by every connection (many callers). */
+  rotateHeaders?: Record<string, string>[];
 }
 
 export interface LoadResult {
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
     headers: spec.headers,
     body: spec.body,
     connections: spec.connections,
+    ...(spec.rotateHeaders && { requests: spec.rotateHeaders.map((headers) => ({ headers })) }),
     duration: spec.durationS,
     pipelining: 1,
   });

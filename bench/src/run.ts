@@ -28,6 +28,7 @@ import {
   waitFor,
   withDatabase,
 } from '@cs/devstack';
+import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import type { LoadResult, LoadSpec } from './load';
 import { memoryOf, processTree, rssMb } from './rss';
@@ -43,6 +44,8 @@ const VOLUMES = (process.env.BENCH_VOLUMES ?? '10000,50000').split(',').map(Numb
 const CHANGE_EVERY_MS = 1000;
 /** The file of the multipart scenario, and its rounds (each round sends it twice). */
 const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB ?? 1024);
+/** Callers the size-less links of scenario 5 come from (each holds at most 50 open links). */
+const SIZELESS_CALLERS = 2000;
 const MULTIPART_ROUNDS = Number(process.env.BENCH_MULTIPART_ROUNDS ?? 3);
 /** The observability goals are within 3%: more rounds for their medians. */
 const OBSERVED_ROUNDS = Number(process.env.BENCH_OBSERVED_ROUNDS ?? 7);
@@ -433,9 +436,17 @@ async function main(): Promise<void> {
     for (const size of VOLUMES)
       volumes.push(await scenario(`10 embedded default, ${size} posts`, () => atVolume(size)));
 
-    // 5. Issuing an upload link against reading a post, both through the gateway: any design
-    // pays the gateway hop, so this is what issuing a link can be asked to cost.
+    // 5. Issuing an upload link, both kinds, through the gateway. A link with size writes nothing
+    // (a signature), so it is held to a read by id; one without size (the contract's request)
+    // records the link and takes a slot, so it is held to a write, a post create. Size-less links
+    // come from many callers, as they do in use: one caller holds at most UPLOAD_MAX_OPEN_LINKS.
     const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt', size: 1024 });
+    const sizelessBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt' });
+    const callers = Array.from({ length: SIZELESS_CALLERS }, () => ({
+      authorization: `Bearer ${jwt.sign({ id: new Types.ObjectId().toHexString() }, SECRET, { expiresIn: '1h' })}`,
+      'content-type': 'application/json',
+    }));
+    const createBody = JSON.stringify({ title: 'bench', body: 'a post written by the benchmark' });
     const uploads = await scenario('5 upload links', () =>
       interleave([
         {
@@ -443,6 +454,21 @@ async function main(): Promise<void> {
           run: () => load({ url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: C }),
         },
         { name: 'GET post', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
+        {
+          name: 'upload-url, no size',
+          run: () =>
+            load({
+              url: `${gw}/upload-url`,
+              method: 'POST',
+              rotateHeaders: callers,
+              body: sizelessBody,
+              connections: C,
+            }),
+        },
+        {
+          name: 'POST post',
+          run: () => load({ url: `${gw}/api/posts`, method: 'POST', headers: auth, body: createBody, connections: C }),
+        },
       ]),
     );
 
@@ -597,6 +623,8 @@ async function main(): Promise<void> {
           ...uploads,
           ratio: ratio(uploads['upload-url']?.rps, uploads['GET post']?.rps),
           goal: 'upload-url ≥ 0.8 × GET /api/posts/:id',
+          sizelessRatio: ratio(uploads['upload-url, no size']?.rps, uploads['POST post']?.rps),
+          sizelessGoal: 'upload-url without size ≥ 1 × POST /api/posts (costs no more than a create)',
         },
         multipart: {
           sizeMb: MULTIPART_MB,
@@ -686,10 +714,16 @@ function markdown(r: Report): string {
         ] as [string, string, string, string],
     ),
     [
-      '5 upload links',
+      '5 upload links, with size',
       `upload-url ${s.uploadLinks['upload-url'].rps.toFixed(0)} rps; GET post ${s.uploadLinks['GET post'].rps.toFixed(0)} rps`,
       String(s.uploadLinks.ratio),
       s.uploadLinks.goal,
+    ],
+    [
+      '5 upload links, without size',
+      `upload-url, no size ${s.uploadLinks['upload-url, no size'].rps.toFixed(0)} rps (${s.uploadLinks['upload-url, no size'].failures} failed); POST post ${s.uploadLinks['POST post'].rps.toFixed(0)} rps`,
+      String(s.uploadLinks.sizelessRatio),
+      s.uploadLinks.sizelessGoal,
     ],
     [
       `8 multipart, ${s.multipart.sizeMb} MiB`,

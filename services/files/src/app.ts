@@ -3,7 +3,7 @@ import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
-import { createLinkSlots, type LinkSlots } from './link-slots';
+import { createLinkSlots } from './link-slots';
 import { linkSlotModel, uploadModel } from './model';
 import { createMultipart } from './multipart';
 import { createNotesClient } from './notes-client';
@@ -78,17 +78,17 @@ export async function createApp({ config, connection, logger }: Deps) {
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, multipart, storage, turns, accounts, removals, slots };
+  return { app, uploads, multipart, storage, turns, accounts, removals };
 }
 
 /**
  * One pass of the sweeper: stale keys and unfinished releases; unclaimed objects (and late
  * over-limit ones, whose check is made due again); size-less links past their expiry checked, and
- * the notes of removed attachments told; released records past their retention, and superseded
- * link slots. The server runs it every SWEEP_INTERVAL.
+ * the notes of removed attachments told; released records past their retention. The server runs it
+ * every SWEEP_INTERVAL.
  */
 export async function sweepOnce(
-  { uploads, removals, slots }: { uploads: Uploads; removals: Removals; slots: LinkSlots },
+  { uploads, removals }: { uploads: Uploads; removals: Removals },
   logger: Logger,
 ): Promise<void> {
   try {
@@ -101,7 +101,6 @@ export async function sweepOnce(
     await removals.drain();
     const purged = await uploads.purge();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
-    await slots.prune();
     if (refused + released + unclaimed + purged > 0) {
       logger.info({ refused, released, unclaimed, purged }, 'sweeper pass');
     }

@@ -9,17 +9,14 @@
  * - lap L+1 is inserted only by a taker that read lap L and saw it expired, so while lap L is
  *   unexpired no lap after it can exist, and racers for one lap meet the unique index: one wins;
  * - lap 0 is inserted only by a taker that saw no lap of that slot at all;
- * - superseded laps are pruned later (`prune`), never the newest of a slot, so a taker's view of
- *   "the newest lap" only ever moves forward.
+ * - superseded laps are deleted once a newer one exists (`forget`), never the newest of a slot, so
+ *   a taker's view of "the newest lap" only ever moves forward.
  */
 import { randomInt } from 'node:crypto';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { LinkSlot, LinkSlotModel } from './model';
 import { messages } from './schemas';
-
-/** Superseded laps older than this are pruned; a taker's read is long done by then. */
-const PRUNE_AFTER_MS = 3_600_000;
 
 export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxOpen: number }) {
   async function insert(ownerId: string, slot: number, lap: number, key: string, expiresAt: Date): Promise<boolean> {
@@ -30,6 +27,18 @@ export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxO
       if (isDuplicateKey(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * Deletes laps that a newer lap of their slot supersedes (seen in the same read, or just
+   * inserted), so the read stays short: at most a slot's newest lap each, and what a failed
+   * delete left, which the next take cleans. In the background: the caller does not wait for it.
+   * Never the newest lap of a slot, so every taker reads the same newest laps with or without them.
+   */
+  function forget(superseded: Array<Pick<LinkSlot, 'slot' | 'lap'>>, ownerId: string): void {
+    if (superseded.length === 0) return;
+    const ids = superseded.map(({ slot, lap }) => `${ownerId}#${slot}.${lap}`);
+    slots.deleteMany({ _id: trusted({ $in: ids }) }).catch(() => undefined);
   }
 
   return {
@@ -54,30 +63,17 @@ export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxO
       const start = free.length > 0 ? randomInt(free.length) : 0;
       for (let i = 0; i < free.length; i++) {
         const { slot, lap } = free[(start + i) % free.length] as { slot: number; lap: number };
-        if (await insert(ownerId, slot, lap, key, expiresAt)) return;
+        if (await insert(ownerId, slot, lap, key, expiresAt)) {
+          const superseded = held.filter((l) => l.lap < (newest.get(l.slot)?.lap ?? -1));
+          forget(lap > 0 ? [...superseded, { slot, lap: lap - 1 }] : superseded, ownerId);
+          return;
+        }
       }
       const soonest = Math.min(...[...newest.values()].map((lap) => lap.expiresAt.getTime()));
       const retryAfterS = Math.max(1, Math.ceil((soonest - now) / 1000));
       throw new HttpError(429, messages.tooManyOpenLinks(maxOpen), {
         headers: { 'Retry-After': String(Number.isFinite(retryAfterS) ? retryAfterS : 1) },
       });
-    },
-
-    /** Laps that a newer lap of the same slot superseded an hour ago or more; the newest stays. */
-    async prune(limit = 500): Promise<number> {
-      const old = await slots
-        .find({ expiresAt: trusted({ $lt: new Date(Date.now() - PRUNE_AFTER_MS) }) }, 'ownerId slot lap')
-        .limit(limit)
-        .lean<LinkSlot[]>();
-      const newest = new Map<string, number>();
-      for (const { ownerId, slot, lap } of old) {
-        const id = `${ownerId}#${slot}`;
-        newest.set(id, Math.max(newest.get(id) ?? -1, lap));
-      }
-      const superseded = old.filter(({ ownerId, slot, lap }) => lap < (newest.get(`${ownerId}#${slot}`) ?? -1));
-      if (superseded.length === 0) return 0;
-      const { deletedCount } = await slots.deleteMany({ _id: trusted({ $in: superseded.map((lap) => lap._id) }) });
-      return deletedCount;
     },
 
     /** A deleted account's slots. */

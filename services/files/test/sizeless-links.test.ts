@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { linkSlotModel } from '../src/model';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
 
 /** Over UPLOAD_MAX_BYTES (25 MiB by default). */
@@ -217,5 +218,10 @@ describe('the bound on open size-less links', () => {
 
     await sleep(2100);
     expect((await send({ contentType: 'text/plain', filename: 'a.txt' })).status).toBe(200);
+    // The slot's expired lap went once the next one was taken: a caller's slots stay few to read.
+    const slots = linkSlotModel(h.db.connection);
+    const deadline = Date.now() + 2000;
+    while ((await slots.countDocuments({ ownerId: caller.id })) > MAX_OPEN && Date.now() < deadline) await sleep(50);
+    expect(await slots.countDocuments({ ownerId: caller.id })).toBe(MAX_OPEN);
   });
 });
