@@ -446,9 +446,14 @@ export interface components {
             /** @description At least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII). */
             password: string;
         };
+        Login: {
+            /** @description Trimmed and lowercased before use. */
+            email: string;
+            password: string;
+        };
         ChangePassword: {
             currentPassword: string;
-            /** @description The rules of register: at least 8 characters and at most 72 bytes of UTF-8. */
+            /** @description The rules of register: at least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII). */
             newPassword: string;
         };
         DeleteAccount: {
@@ -462,7 +467,7 @@ export interface components {
         PasswordResetConfirm: {
             /** @description The token from the e-mail’s link. */
             token: string;
-            /** @description The rules of register: at least 8 characters and at most 72 bytes of UTF-8. */
+            /** @description The rules of register: at least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII). */
             newPassword: string;
         };
         Accepted: {
@@ -475,10 +480,10 @@ export interface components {
         };
         /** @description At least one of title, body and status. Other fields are ignored, never written. */
         UpdatePost: {
-            title?: string;
-            body?: string;
             /** @enum {string} */
             status?: "draft" | "published";
+            title?: string;
+            body?: string;
         };
         CreateNote: {
             title: string;
@@ -491,7 +496,17 @@ export interface components {
             body?: string;
             attachmentKey?: string | null;
         };
+        /** @description `size` is optional, as in the contract’s request, and recommended: with it the exact length is signed into the link; without it the limit is enforced after the upload. */
         UploadRequest: {
+            /** @description A media type on the allowlist (UPLOAD_ALLOWED_TYPES). */
+            contentType: string;
+            /** @description Only its extension is used. */
+            filename: string;
+            /** @description The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length. */
+            size?: number;
+        };
+        /** @description A large file in parts: `size` is required, since the parts are cut from it. */
+        MultipartRequest: {
             /** @description A media type on the allowlist (UPLOAD_ALLOWED_TYPES). */
             contentType: string;
             /** @description Only its extension is used. */
@@ -536,6 +551,13 @@ export interface components {
             title: string;
             body: string;
             attachmentKey: string | null;
+            /** @description Present when the files service removed the note’s attachment: its object broke an upload rule after the claim (replaced through a link without `size` by one over the limit or of another type). */
+            attachmentRemoved?: {
+                key: string;
+                reason: string;
+                /** Format: date-time */
+                at: string;
+            };
             authorId: string;
             /** Format: date-time */
             createdAt: string;
@@ -546,18 +568,19 @@ export interface components {
             /** Format: uri */
             url: string;
             key: string;
+            /** @description Exactly the headers the PUT must carry. Without `size` in the request, only Content-Type (the contract’s link); with it, all five. */
             headers: {
                 "Content-Type": string;
-                "Content-Length": string;
+                "Content-Length"?: string;
                 /**
                  * @description The link only creates the object: a second PUT gets 412.
                  * @constant
                  */
-                "If-None-Match": "*";
+                "If-None-Match"?: "*";
                 /** @description Signed in: the object says whose it is. */
-                "x-amz-meta-owner": string;
+                "x-amz-meta-owner"?: string;
                 /** @description Signed in: the declared size. */
-                "x-amz-meta-size": string;
+                "x-amz-meta-size"?: string;
             };
             expiresIn: number;
         };
@@ -766,7 +789,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Credentials"];
+                "application/json": components["schemas"]["Login"];
             };
         };
         responses: {
@@ -923,7 +946,7 @@ export interface operations {
                 page?: string;
                 /** @description Positive integer, default 20, capped at 50; anything else falls back to 20. */
                 limit?: string;
-                /** @description Applied only when it matches ^[a-z0-9-]{1,40}$ (any case); lowercased. */
+                /** @description Applied only when it matches ^[A-Za-z0-9-]{1,40}$; lowercased. */
                 tag?: string;
             };
             header?: {
@@ -1449,7 +1472,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UploadRequest"];
+                "application/json": components["schemas"]["MultipartRequest"];
             };
         };
         responses: {
@@ -1610,7 +1633,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UploadRequest"];
+                "application/json": components["schemas"]["MultipartRequest"];
             };
         };
         responses: {

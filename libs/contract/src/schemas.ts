@@ -13,6 +13,8 @@
  *   the first failure, not the validation step's `400 {errors: [{field, message}]}`. Messages given
  *   on the root come first, in the order written (a missing field before a wrong type);
  * - `x-maxBytes`: a string's largest length in bytes of UTF-8.
+ * Where a schema says `additionalProperties: false`, unknown fields are removed before its rules
+ * apply: `{tags: [...]}` is an update with no field (minProperties), not one with a field ignored.
  * A field sent as null or "" that breaks a rule counts as missing (the contract's "missing or empty").
  */
 import { messages as httpMessages } from '@cs/errors';
@@ -63,12 +65,14 @@ const emailAddress = {
   'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
 } as const;
 
+const PASSWORD_RULES = `at least ${LIMITS.passwordMin} characters and at most ${LIMITS.passwordMaxBytes} bytes of UTF-8 (${LIMITS.passwordMaxBytes} characters only when all are ASCII)`;
+
 const newPassword = {
   type: 'string',
   minLength: LIMITS.passwordMin,
   maxLength: LIMITS.passwordMaxBytes,
   'x-maxBytes': LIMITS.passwordMaxBytes,
-  description: `At least ${LIMITS.passwordMin} characters and at most ${LIMITS.passwordMaxBytes} bytes of UTF-8 (${LIMITS.passwordMaxBytes} characters only when all are ASCII).`,
+  description: `${PASSWORD_RULES.charAt(0).toUpperCase()}${PASSWORD_RULES.slice(1)}.`,
   'x-messages': {
     minLength: credentialMessages.shortPassword,
     maxLength: credentialMessages.longPassword,
@@ -83,7 +87,7 @@ export const credentialsSchema = {
   properties: {
     email: {
       ...emailAddress,
-      allOf: [{ pattern: NOT_BLANK_PATTERN, 'x-messages': credentialMessages.required }],
+      allOf: [{ type: 'string', pattern: NOT_BLANK_PATTERN, 'x-messages': credentialMessages.required }],
     },
     password: newPassword,
   },
@@ -111,7 +115,7 @@ export const changePasswordSchema = {
   required: ['currentPassword', 'newPassword'],
   properties: {
     currentPassword: { type: 'string', minLength: 1 },
-    newPassword: { ...newPassword, description: `The rules of register: ${newPassword.description}` },
+    newPassword: { ...newPassword, description: `The rules of register: ${PASSWORD_RULES}.` },
   },
   ...answersError(credentialMessages.passwordChangeRequired, credentialMessages.passwordChangeNotStrings),
 } as const;
@@ -135,7 +139,7 @@ export const passwordResetConfirmSchema = {
   required: ['token', 'newPassword'],
   properties: {
     token: { type: 'string', minLength: 1, description: 'The token from the e-mail’s link.' },
-    newPassword: { ...newPassword, description: `The rules of register: ${newPassword.description}` },
+    newPassword: { ...newPassword, description: `The rules of register: ${PASSWORD_RULES}.` },
   },
   ...answersError(credentialMessages.resetRequired, credentialMessages.resetNotStrings),
 } as const;
@@ -175,7 +179,7 @@ export const updatePostSchema = {
   type: 'object',
   description: 'At least one of title, body and status. Other fields are ignored, never written.',
   additionalProperties: false,
-  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['status'] }],
+  minProperties: 1,
   properties: {
     status: { type: 'string', enum: POST_STATUSES, 'x-messages': postMessages.invalidStatus },
     title: {
@@ -196,7 +200,7 @@ export const updatePostSchema = {
     },
   },
   'x-error': { status: 400 },
-  'x-messages': { anyOf: postMessages.noSupportedFields },
+  'x-messages': { minProperties: postMessages.noSupportedFields },
 } as const;
 
 const noteProperties = {
@@ -225,9 +229,9 @@ export const updateNoteSchema = {
   type: 'object',
   additionalProperties: false,
   description: 'At least one of title, body and attachmentKey.',
-  anyOf: [{ required: ['title'] }, { required: ['body'] }, { required: ['attachmentKey'] }],
+  minProperties: 1,
   properties: noteProperties,
-  'x-messages': { anyOf: noteMessages.noSupportedFields },
+  'x-messages': { minProperties: noteMessages.noSupportedFields },
 } as const;
 
 const uploadProperties = {

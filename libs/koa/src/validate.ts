@@ -24,16 +24,13 @@ import type { AppMiddleware, AppState } from './context';
 /**
  * One ajv instance for all request schemas. Unknown properties are removed where a schema says
  * `additionalProperties: false`, so extra fields are ignored and never reach a write. Union types
- * (`['string', 'null']`) are how JSON Schema says "nullable"; strict mode allows them. `required`
- * may name a property declared beside it rather than in its own subschema: "at least one of" is
- * `anyOf: [{required: ['title']}, …]`.
+ * (`['string', 'null']`) are how JSON Schema says "nullable"; strict mode allows them.
  */
 const ajv = new Ajv({
   allErrors: true,
   removeAdditional: true,
   useDefaults: true,
   strict: true,
-  strictRequired: false,
   allowUnionTypes: true,
 });
 ajv.addKeyword({
@@ -151,17 +148,28 @@ function failureOf(root: Schema, data: unknown, error: ErrorObject): Failure {
   return { field, message: `${field || 'body'} ${error.message ?? 'is invalid'}`, rank: undefined };
 }
 
-/** An error inside a branch of anyOf/oneOf: the combinator's own error stands for it. */
-const inBranch = (error: ErrorObject) => /\/(anyOf|oneOf)\/\d+\//.test(error.schemaPath);
+/**
+ * ajv removes unknown fields while it checks, after the object's own rules: `{tags: [...]}` would
+ * pass `minProperties: 1` and reach the handler empty. The body's unknown fields go first.
+ */
+function removeUnknown(schema: SchemaObject): (data: unknown) => void {
+  if (schema.additionalProperties !== false || !isSchema(schema.properties)) return () => {};
+  const known = new Set(Object.keys(schema.properties));
+  return (data) => {
+    if (!isSchema(data)) return;
+    for (const key of Object.keys(data)) if (!known.has(key)) delete (data as Record<string, unknown>)[key];
+  };
+}
 
 /** Compiles once; a function that gives the error to throw for data that breaks the schema. */
 function compileRule(schema: SchemaObject): (data: unknown) => HttpError | undefined {
   const validate = ajv.compile(schema);
+  const strip = removeUnknown(schema);
   const answer = schema['x-error'] as { status: number } | undefined;
   return function check(data) {
+    strip(data);
     if (validate(data)) return undefined;
     const failures = (validate.errors ?? [])
-      .filter((error) => !inBranch(error))
       .map((error) => failureOf(schema, data, error))
       .sort((a, b) => (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER));
     if (answer) return new HttpError(answer.status, failures[0]?.message ?? 'Invalid request');

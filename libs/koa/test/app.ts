@@ -36,7 +36,6 @@ export const stepSchema = {
 export const answeredSchema = {
   type: 'object',
   required: ['email'],
-  anyOf: [{ required: ['password'] }, { required: ['tag'] }],
   properties: {
     email: {
       type: 'string',
@@ -50,14 +49,19 @@ export const answeredSchema = {
       'x-maxBytes': 12,
       'x-messages': { minLength: 'password is too short', 'x-maxBytes': 'password is too long' },
     },
-    tag: { type: 'string' },
   },
   'x-error': { status: 422 },
-  'x-messages': {
-    required: 'email is required',
-    type: 'fields must be strings',
-    anyOf: 'password or tag is required',
-  },
+  'x-messages': { required: 'email is required', type: 'fields must be strings' },
+} as const;
+
+/** Changes: unknown fields are removed before the rules, so they do not count towards minProperties. */
+export const changesSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { title: { type: 'string' } },
+  'x-error': { status: 400 },
+  'x-messages': { minProperties: 'nothing to change' },
 } as const;
 
 /** A small app made only of the shared middlewares, as a service would assemble them. */
@@ -78,6 +82,9 @@ export function testApp(ready = true) {
     ctx.body = bodyOf(ctx);
   });
   router.post('/answered', validateBody(answeredSchema), (ctx) => {
+    ctx.body = bodyOf(ctx);
+  });
+  router.patch('/changes', validateBody(changesSchema), (ctx) => {
     ctx.body = bodyOf(ctx);
   });
   router.post('/nothing', noBody(), (ctx) => {
