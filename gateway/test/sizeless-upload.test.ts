@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 /**
  * The contract's upload flow, as a client written from the contract alone does it: no `size`,
- * a PUT with only Content-Type. Links here last 3 s, are checked 0.5 s after, by a sweeper that
- * runs every 0.5 s: the longest an object breaking a rule may live is their sum (4 s), plus a pass.
+ * a PUT with only Content-Type. Links here last 5 s, are checked 0.5 s after, by a sweeper that
+ * runs every 0.5 s: the longest an object breaking a rule may live is their sum (6 s), plus a pass.
  */
-const TTL_S = 3;
+const TTL_S = 5;
 const CHECK_DELAY_MS = 500;
 const SWEEP_MS = 500;
 const STATED_MS = TTL_S * 1000 + CHECK_DELAY_MS + SWEEP_MS;

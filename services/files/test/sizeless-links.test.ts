@@ -6,13 +6,16 @@ import { type FilesHarness, newCaller, startFiles } from './helpers';
 /** Over UPLOAD_MAX_BYTES (25 MiB by default). */
 const TOO_LARGE = Buffer.alloc(26 * 1024 * 1024, 7);
 const MAX_OPEN = 5;
+/** Long enough for a 26 MiB PUT on a loaded machine to begin in time; short enough to wait out. */
+const TTL_S = 4;
+const CHECK_DELAY_MS = 200;
 let h: FilesHarness;
 
 beforeAll(async () => {
   // Links that expire at once and are checked right after, so a test sees the whole life of one.
   h = await startFiles(__filename, {
-    UPLOAD_URL_TTL_S: '2',
-    UPLOAD_CHECK_DELAY: '200ms',
+    UPLOAD_URL_TTL_S: String(TTL_S),
+    UPLOAD_CHECK_DELAY: `${CHECK_DELAY_MS}ms`,
     UPLOAD_MAX_OPEN_LINKS: String(MAX_OPEN),
   });
 });
@@ -77,7 +80,7 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     const record = await h.model.findOne({ key }).lean();
     expect(record).toMatchObject({ ownerId: caller.id, contentType: 'text/plain', size: null, state: 'issued' });
     expect(record?.issuedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
-    expect(record?.checkAfter?.getTime()).toBe((record?.issuedAt.getTime() ?? 0) + 2000 + 200);
+    expect(record?.checkAfter?.getTime()).toBe((record?.issuedAt.getTime() ?? 0) + TTL_S * 1000 + CHECK_DELAY_MS);
   });
 
   it('when the file is put with only its Content-Type, claimed and downloaded, then the download gives the same bytes', async () => {
@@ -157,7 +160,8 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     const { caller, url, key } = await sizelessLink();
     expect((await put(url, 'text/plain', 'small')).status).toBe(200);
     await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key }).expect(200);
-    const landed = slowPut(url, TOO_LARGE, 3500);
+    // Begun now, while the link is valid; its last bytes arrive after the check has run.
+    const landed = slowPut(url, TOO_LARGE, TTL_S * 1000 + CHECK_DELAY_MS + 1500);
 
     await untilCheckDue(key);
     await h.uploads.checkExpiredLinks();
@@ -201,7 +205,7 @@ describe('the bound on open size-less links', () => {
     for (const r of refused) {
       expect(r.body.error).toMatch(/^At most 5 upload links without a size/);
       expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(2);
+      expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(TTL_S);
     }
     // A refused request leaves no record behind.
     expect(await h.model.countDocuments({ ownerId: caller.id })).toBe(MAX_OPEN);
@@ -216,7 +220,7 @@ describe('the bound on open size-less links', () => {
     expect((await send({ contentType: 'text/plain', filename: 'a.txt', size: 3 })).status).toBe(200);
     expect((await send({ contentType: 'text/plain', filename: 'a.txt' }, newCaller())).status).toBe(200);
 
-    await sleep(2100);
+    await sleep(TTL_S * 1000 + 100);
     expect((await send({ contentType: 'text/plain', filename: 'a.txt' })).status).toBe(200);
     // The slot's expired lap went once the next one was taken: a caller's slots stay few to read.
     const slots = linkSlotModel(h.db.connection);
