@@ -1,5 +1,6 @@
 export { accessLog } from './access-log';
 export { optionalAuth, requireAuth } from './auth';
+export { type Bulkhead, type BulkheadOptions, bulkheadRefusals, createBulkhead } from './bulkhead';
 export { conditionalGet } from './conditional-get';
 export type { AppContext, AppMiddleware, AppState } from './context';
 export {

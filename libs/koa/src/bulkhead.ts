@@ -1,0 +1,111 @@
+/**
+ * A bulkhead for expensive work (a bcrypt hash, a list page computed from the database): at most
+ * `concurrency` pieces run at once, the rest wait in line, and the line is served fairly, one
+ * client's piece after another's in turn, so one client sending many can delay others by at most
+ * one piece each. A client whose own line is full gets 429, and when the whole line is full
+ * everyone gets 503, both with Retry-After: refused at once, never left to hang.
+ *
+ * `priority` is a second line served before the first: for clients with a standing that a crowd
+ * of new clients cannot have (an address that has logged in before, say).
+ */
+import { HttpError } from '@cs/errors';
+import { counter } from '@cs/telemetry';
+
+export interface BulkheadOptions {
+  /** The name in metrics and in the refusal's message. */
+  name: string;
+  concurrency: number;
+  /** Pieces one client may have waiting. */
+  perClient: number;
+  /** Pieces all clients together may have waiting. */
+  total: number;
+  retryAfterS?: number;
+}
+
+export interface Bulkhead {
+  /** Runs `work` once a place is free, in the client's turn; refuses with 429 or 503 when the line is full. */
+  run<T>(client: string, work: () => Promise<T>, options?: { priority?: boolean }): Promise<T>;
+  /** Pieces running and waiting now. */
+  load(): { running: number; waiting: number };
+}
+
+export const bulkheadRefusals = counter(
+  'bulkhead_refusals_total',
+  'Pieces of expensive work refused because the line was full: for one client (429) or for all (503).',
+  ['bulkhead', 'reason'],
+);
+
+type Waiter = () => void;
+
+/** One line: per client a queue, and the clients with something waiting, in the order they are served. */
+class FairLine {
+  private readonly queues = new Map<string, Waiter[]>();
+  private readonly turn: string[] = [];
+  size = 0;
+
+  waitingFor(client: string): number {
+    return this.queues.get(client)?.length ?? 0;
+  }
+
+  push(client: string, waiter: Waiter): void {
+    const queue = this.queues.get(client);
+    if (queue) queue.push(waiter);
+    else {
+      this.queues.set(client, [waiter]);
+      this.turn.push(client);
+    }
+    this.size += 1;
+  }
+
+  /** The next client's first waiter; that client goes to the back of the turn if it has more. */
+  shift(): Waiter | undefined {
+    const client = this.turn.shift();
+    if (client === undefined) return undefined;
+    const queue = this.queues.get(client) as Waiter[];
+    const waiter = queue.shift() as Waiter;
+    if (queue.length > 0) this.turn.push(client);
+    else this.queues.delete(client);
+    this.size -= 1;
+    return waiter;
+  }
+}
+
+export function createBulkhead({ name, concurrency, perClient, total, retryAfterS = 1 }: BulkheadOptions): Bulkhead {
+  const lines = { priority: new FairLine(), normal: new FairLine() };
+  let running = 0;
+
+  const refuse = (status: 429 | 503, reason: string) => {
+    bulkheadRefusals.inc({ bulkhead: name, reason });
+    return new HttpError(status, `Too many ${name} requests at once; try again shortly`, {
+      headers: { 'Retry-After': String(retryAfterS) },
+      expose: true,
+    });
+  };
+
+  const release = () => {
+    const next = lines.priority.shift() ?? lines.normal.shift();
+    if (next) next();
+    else running -= 1;
+  };
+
+  return {
+    async run(client, work, { priority = false } = {}) {
+      if (running >= concurrency) {
+        const line = priority ? lines.priority : lines.normal;
+        if (line.waitingFor(client) >= perClient) throw refuse(429, 'client');
+        if (lines.priority.size + lines.normal.size >= total) throw refuse(503, 'full');
+        // The place is handed over by release(): `running` counts it already.
+        await new Promise<void>((resolve) => line.push(client, resolve));
+      } else {
+        running += 1;
+      }
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    },
+
+    load: () => ({ running, waiting: lines.priority.size + lines.normal.size }),
+  };
+}
