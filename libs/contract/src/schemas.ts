@@ -267,11 +267,9 @@ export const uploadRequestSchema = {
 } as const;
 
 export const multipartRequestSchema = {
-  type: 'object',
+  ...uploadRequestSchema,
   description: 'A large file in parts: `size` is required, since the parts are cut from it.',
-  required: ['contentType', 'filename', 'size'],
-  properties: uploadProperties,
-  'x-error': { status: 400 },
+  required: [...uploadRequestSchema.required, 'size'],
 } as const;
 
 export const partNumbersSchema = {

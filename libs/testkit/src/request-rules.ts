@@ -5,13 +5,7 @@
  * what it takes, a schema or none. Routes come from routeRules(app) of `@cs/koa`.
  */
 import { openApiDocument } from '@cs/contract';
-
-export interface ListedRoute {
-  method: string;
-  path: string;
-  body: object | 'none' | undefined;
-  params: Record<string, object | undefined>;
-}
+import type { RouteRules } from '@cs/koa';
 
 interface Operation {
   parameters?: { in: string; name: string; schema: object }[];
@@ -28,7 +22,7 @@ function documentedBody(operation: Operation | undefined): object | undefined {
 }
 
 /** What is wrong, one line a route and rule; empty when every route holds. */
-export function requestRuleGaps(routes: readonly ListedRoute[]): string[] {
+export function requestRuleGaps(routes: readonly RouteRules[]): string[] {
   const gaps: string[] = [];
   for (const route of routes) {
     const where = `${route.method} ${route.path}`;
