@@ -443,14 +443,23 @@ export class ObjectStorage {
    * never runs as a page). The file name is the key's last segment: ours, never the uploader's.
    * `Cache-Control` is ours too: an uploader may have stored one with the object (a year of
    * public caching, say), and a private file must stay out of shared caches.
+   *
+   * Storage keeps the headers an upload sent without signing them, and serves them back; so every
+   * header that changes how a browser reads the bytes is set here: the `contentType` we recorded,
+   * `Content-Encoding: identity` (an uploader's `gzip` would make the browser decode what it
+   * saves), and an `Expires` in the past beside `no-store`. `Content-Language` is only a hint and
+   * can be replaced but not removed, so it is left as stored.
    */
-  signGet(key: string, { expiresIn }: { expiresIn: number }): Promise<string> {
+  signGet(key: string, { expiresIn, contentType }: { expiresIn: number; contentType: string }): Promise<string> {
     const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
       ResponseContentDisposition: `attachment; filename="${filename}"`,
       ResponseCacheControl: DOWNLOAD_CACHE_CONTROL,
+      ResponseContentType: contentType,
+      ResponseContentEncoding: 'identity',
+      ResponseExpires: new Date(0),
     });
     return this.call(() => getSignedUrl(this.signer, command, { expiresIn }));
   }

@@ -281,7 +281,7 @@ export function createUploads({
       const record = await owned(ownerId, key);
       if (record.state !== 'attached') throw new HttpError(404, messages.uploadNotFound);
       if (!(await storage.headObject(key))) throw new HttpError(404, 'File not found');
-      const url = await storage.signGet(key, { expiresIn: settings.downloadTtlS });
+      const url = await storage.signGet(key, { expiresIn: settings.downloadTtlS, contentType: record.contentType });
       return { url, expiresIn: settings.downloadTtlS };
     },
 
