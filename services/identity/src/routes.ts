@@ -6,14 +6,11 @@ import {
   passwordResetConfirmSchema,
   passwordResetRequestSchema,
 } from '@cs/contract';
-import { type AppState, bodyOf, failureMessage, requireAuth, validateBody } from '@cs/koa';
+import { type AppState, bodyOf, clientAddressOf, failureMessage, requireAuth, validateBody } from '@cs/koa';
 import Router from '@koa/router';
 import type { Accounts } from './accounts';
 import { messages, normalizeEmail, toCredentials } from './credentials';
 import type { PasswordResets } from './password-reset';
-
-/** The client's address, set by the gateway (which drops any a client sends: x-internal-*). */
-export const CLIENT_ADDRESS_HEADER = 'x-internal-client-address';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
@@ -22,7 +19,6 @@ export function authRoutes(
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
   const authenticated = requireAuth({ secret });
-  const clientAddress = (ctx: { get(name: string): string }) => ctx.get(CLIENT_ADDRESS_HEADER) || 'unknown';
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
 
   router.post(
@@ -37,7 +33,7 @@ export function authRoutes(
   );
 
   router.post('/login', validateBody(loginSchema), failureMessage(messages.loginFailed), async (ctx) => {
-    const token = await accounts.login(toCredentials(bodyOf(ctx)), clientAddress(ctx));
+    const token = await accounts.login(toCredentials(bodyOf(ctx)), clientAddressOf(ctx));
     ctx.body = { token };
   });
 
@@ -49,7 +45,7 @@ export function authRoutes(
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      ctx.body = { token: await accounts.changePassword(userId, { currentPassword, newPassword }, clientAddress(ctx)) };
+      ctx.body = { token: await accounts.changePassword(userId, { currentPassword, newPassword }, clientAddressOf(ctx)) };
     },
   );
 
@@ -60,7 +56,7 @@ export function authRoutes(
     failureMessage(messages.accountDeletionFailed),
     async (ctx) => {
       const { password } = strings<'password'>(ctx);
-      await accounts.deleteAccount(ctx.state.userId as string, password, clientAddress(ctx));
+      await accounts.deleteAccount(ctx.state.userId as string, password, clientAddressOf(ctx));
       ctx.status = 204;
     },
   );

@@ -1,14 +1,14 @@
-import { type AppMiddleware, createServiceApp, deletedAccountRoutes } from '@cs/koa';
+import { type AppMiddleware, createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { postModel } from './model';
 import { createPageCache } from './page-cache';
-import { createPosts, pageSize } from './posts';
+import { createPosts, pieceSize } from './posts';
 import { postRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET'>;
+  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
   /** See PostRouteOptions.authenticate: for the benchmark's baseline only. */
@@ -19,7 +19,7 @@ export async function createApp({ config, connection, logger, authenticate }: De
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
-  const posts = createPosts(model, turns, createPageCache(connection, pageSize));
+  const posts = createPosts(model, turns, createPageCache(connection, pieceSize), coldListBulkhead(config));
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
@@ -28,4 +28,17 @@ export async function createApp({ config, connection, logger, authenticate }: De
     readiness: { database: () => isMongoReady(connection) },
   });
   return { app, turns, accounts };
+}
+
+/**
+ * List computations that are not kept: LIST_COLD_CONCURRENCY at once (each reads every matching
+ * post on FerretDB), 4 waiting per client and 16 per place in all; past that 429 or 503.
+ */
+export function coldListBulkhead({ LIST_COLD_CONCURRENCY = 2 }: Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>) {
+  return createBulkhead({
+    name: 'list',
+    concurrency: LIST_COLD_CONCURRENCY,
+    perClient: 4,
+    total: 16 * LIST_COLD_CONCURRENCY,
+  });
 }

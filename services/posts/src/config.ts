@@ -7,6 +7,8 @@ export const configSpec = {
   ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
+  /** Public list pages computed from the database at once (the rest wait their client's turn). */
+  LIST_COLD_CONCURRENCY: env.int(2, { min: 1, max: 64 }),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

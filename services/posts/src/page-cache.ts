@@ -19,7 +19,8 @@
  * `markListingChanged` after it, or is seen within MAX_AGE_MS.
  *
  * Concurrent requests for a page that is not kept share one computation. Pages are dropped
- * least recently used first, beyond a budget of characters of titles and bodies.
+ * least recently used first, beyond a budget of characters of titles and bodies. A request that
+ * needs several pieces (a count and a block of posts) reads the token once, through `view()`.
  */
 
 import { isDuplicateKey } from '@cs/mongo';
@@ -43,9 +44,15 @@ interface Kept<T> {
   chars: number;
 }
 
-export interface PageCache<T> {
+/** The kept pages under one read of the listing's token: several lookups for one read. */
+export interface PageView<T> {
   /** The page under `key`: the kept one if the listing has not changed since, else `compute()`. */
   get(key: string, compute: () => Promise<T>): Promise<T>;
+}
+
+export interface PageCache<T> extends PageView<T> {
+  /** Reads the token once, for the lookups of one request. */
+  view(): Promise<PageView<T>>;
   /** Call after a change to a published post is written, before it is acknowledged. */
   changed(): Promise<void>;
 }
@@ -91,33 +98,45 @@ export function createPageCache<T>(connection: Connection, size: (value: T) => n
     return version ? version.token.toHexString() : 'none';
   };
 
+  function lookup(token: string, key: string, compute: () => Promise<T>): Promise<T> | T {
+    const entry = kept.get(key);
+    if (entry && entry.token === token && Date.now() - entry.at < MAX_AGE_MS) {
+      // Most recently used last: Map keeps insertion order.
+      kept.delete(key);
+      kept.set(key, entry);
+      return entry.value;
+    }
+    drop(key);
+    const value = compute();
+    const fresh: Kept<T> = { token, at: Date.now(), value, chars: 0 };
+    kept.set(key, fresh);
+    return keep(key, fresh);
+  }
+
+  async function keep(key: string, fresh: Kept<T>): Promise<T> {
+    try {
+      fresh.chars = size(await fresh.value);
+    } catch (err) {
+      if (kept.get(key) === fresh) kept.delete(key);
+      throw err;
+    }
+    if (kept.get(key) !== fresh) return fresh.value;
+    chars += fresh.chars;
+    for (const oldest of kept.keys()) {
+      if (chars <= BUDGET_CHARS) break;
+      drop(oldest);
+    }
+    return fresh.value;
+  }
+
   return {
     async get(key, compute) {
+      return lookup(await currentToken(), key, compute);
+    },
+
+    async view() {
       const token = await currentToken();
-      const entry = kept.get(key);
-      if (entry && entry.token === token && Date.now() - entry.at < MAX_AGE_MS) {
-        // Most recently used last: Map keeps insertion order.
-        kept.delete(key);
-        kept.set(key, entry);
-        return entry.value;
-      }
-      drop(key);
-      const value = compute();
-      const fresh: Kept<T> = { token, at: Date.now(), value, chars: 0 };
-      kept.set(key, fresh);
-      try {
-        fresh.chars = size(await value);
-      } catch (err) {
-        if (kept.get(key) === fresh) kept.delete(key);
-        throw err;
-      }
-      if (kept.get(key) !== fresh) return value;
-      chars += fresh.chars;
-      for (const oldest of kept.keys()) {
-        if (chars <= BUDGET_CHARS) break;
-        drop(oldest);
-      }
-      return value;
+      return { get: async (key, compute) => lookup(token, key, compute) };
     },
 
     async changed() {

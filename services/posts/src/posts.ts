@@ -8,13 +8,13 @@
  * operation that can change what the list shows says so before it returns.
  */
 import { HttpError } from '@cs/errors';
-import type { PageQuery } from '@cs/koa';
+import type { Bulkhead, PageQuery } from '@cs/koa';
 import { type Cursor, findPage, NEWEST_FIRST, type Page, type Turns } from '@cs/mongo';
 import type { QueryFilter } from 'mongoose';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { PageCache } from './page-cache';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
-import { messages } from './schemas';
+import { messages, POST_LIMITS } from './schemas';
 
 export interface PostPage {
   posts: Post[];
@@ -35,14 +35,28 @@ function concurrentChange(): HttpError {
   return new HttpError(409, messages.concurrentChange);
 }
 
-/** What a kept page costs in memory, roughly: the characters of its posts' text. */
-export function pageSize(page: PostPage): number {
+/**
+ * What the public list keeps (page-cache.ts): the count of a tag's published posts, and blocks of
+ * BLOCK posts in list order. Every (page, limit) is cut from one or two blocks, so however a
+ * client varies them, at most ceil(total / BLOCK) + 1 computations per tag can be cold, and a
+ * page past the end costs the count alone.
+ */
+export type ListPiece = number | Post[];
+export const BLOCK = POST_LIMITS.limitMax;
+
+/** What a kept piece costs in memory, roughly: the characters of its posts' text. */
+export function pieceSize(piece: ListPiece): number {
+  if (typeof piece === 'number') return 1;
   let chars = 0;
-  for (const post of page.posts) chars += post.title.length + post.body.length;
+  for (const post of piece) chars += post.title.length + post.body.length;
   return chars;
 }
 
-export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<PostPage>) {
+/**
+ * `coldLists`: the bulkhead every list computation that is not kept runs in, taking turns per
+ * client, so one client asking for pages no one else reads delays others by one computation each.
+ */
+export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<ListPiece>, coldLists: Bulkhead) {
   /**
    * One write to the author's post, in its turn; anyone else's post is as good as missing.
    * `check` refuses before the turn is taken.
@@ -73,22 +87,49 @@ export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<Pos
   }
 
   return {
-    /** Published posts, newest first, with the tag filter when given. Count and page run together. */
-    listPublished({ page, limit, tag }: ListQuery): Promise<PostPage> {
-      return pages.get(`${tag ?? ''} ${page} ${limit}`, async () => {
-        const filter: QueryFilter<PostRecord> =
-          tag === undefined ? { status: 'published' } : { status: 'published', tags: tag };
-        const [total, records] = await Promise.all([
-          posts.countDocuments(filter),
-          posts
-            .find(filter, POST_FIELDS)
-            .sort(NEWEST_FIRST)
-            .skip((page - 1) * limit)
-            .limit(limit)
-            .lean<PostRecord[]>(),
-        ]);
-        return { posts: records.map(toPost), total, page, pages: Math.ceil(total / limit) };
-      });
+    /**
+     * Published posts, newest first, with the tag filter when given: cut from the kept count and
+     * blocks (see ListPiece). The first block is computed beside the count; a later one only once
+     * the count says the page has posts. `client` is whose turn a cold computation takes.
+     */
+    async listPublished({ page, limit, tag }: ListQuery, client: string): Promise<PostPage> {
+      const filter: QueryFilter<PostRecord> =
+        tag === undefined ? { status: 'published' } : { status: 'published', tags: tag };
+      const view = await pages.view();
+      const cold =
+        <T extends ListPiece>(work: () => Promise<T>) =>
+        () =>
+          coldLists.run(client, work);
+      const count = () =>
+        view.get(
+          `${tag ?? ''} count`,
+          cold(() => posts.countDocuments(filter)),
+        ) as Promise<number>;
+      const block = (n: number) =>
+        view.get(
+          `${tag ?? ''} block ${n}`,
+          cold(async () => {
+            const records = await posts
+              .find(filter, POST_FIELDS)
+              .sort(NEWEST_FIRST)
+              .skip(n * BLOCK)
+              .limit(BLOCK)
+              .lean<PostRecord[]>();
+            return records.map(toPost);
+          }),
+        ) as Promise<Post[]>;
+
+      const offset = (page - 1) * limit;
+      const first = Math.floor(offset / BLOCK);
+      const [total, head] = await Promise.all([count(), first === 0 ? block(0) : undefined]);
+      const answer = (list: Post[]) => ({ posts: list, total, page, pages: Math.ceil(total / limit) });
+      if (offset >= total) return answer([]);
+      const last = Math.floor((Math.min(offset + limit, total) - 1) / BLOCK);
+      const blocks = await Promise.all(
+        Array.from({ length: last - first + 1 }, (_, i) => (i === 0 && head ? head : block(first + i))),
+      );
+      const start = offset - first * BLOCK;
+      return answer(blocks.flat().slice(start, start + limit));
     },
 
     /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */

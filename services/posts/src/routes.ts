@@ -3,6 +3,7 @@ import {
   type AppMiddleware,
   type AppState,
   bodyOf,
+  clientAddressOf,
   conditionalGet,
   type DeletedAccountsCheck,
   failureMessage,
@@ -42,7 +43,7 @@ export function postRoutes(posts: Posts, { secret, authenticate, accounts }: Pos
   router.param('id', validateParam(objectIdParamSchema));
 
   router.get('/', serverTiming(), conditionalGet(), failureMessage(messages.fetchFailed), async (ctx) => {
-    ctx.body = await timed(ctx, posts.listPublished(parseListQuery(ctx.query)));
+    ctx.body = await timed(ctx, posts.listPublished(parseListQuery(ctx.query), clientAddressOf(ctx)));
   });
 
   // Matched before /:id, so "my-posts" is never read as an id.

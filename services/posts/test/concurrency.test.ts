@@ -7,9 +7,10 @@ import { HttpError } from '@cs/errors';
 import { createTurns } from '@cs/mongo';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
+import { coldListBulkhead } from '../src/app';
 import { postModel } from '../src/model';
 import { createPageCache } from '../src/page-cache';
-import { createPosts, type Posts, pageSize } from '../src/posts';
+import { createPosts, type Posts, pieceSize } from '../src/posts';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
 let h: PostsHarness;
@@ -23,7 +24,12 @@ beforeAll(async () => {
     const connection = await mongoose.createConnection(h.db.url).asPromise();
     connections.push(connection);
     replicas.push(
-      createPosts(postModel(connection), await createTurns(connection), createPageCache(connection, pageSize)),
+      createPosts(
+        postModel(connection),
+        await createTurns(connection),
+        createPageCache(connection, pieceSize),
+        coldListBulkhead({}),
+      ),
     );
   }
 });

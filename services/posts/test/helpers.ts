@@ -1,10 +1,10 @@
 import type { DeletedAccounts } from '@cs/mongo';
 import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { Types } from 'mongoose';
-import { createApp } from '../src/app';
+import { coldListBulkhead, createApp } from '../src/app';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
 import { createPageCache, markListingChanged } from '../src/page-cache';
-import { createPosts, type Posts, pageSize } from '../src/posts';
+import { createPosts, type Posts, pieceSize } from '../src/posts';
 
 export interface PostsHarness {
   app: Awaited<ReturnType<typeof createApp>>['app'];
@@ -26,7 +26,7 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  const posts = createPosts(model, turns, createPageCache(db.connection, pageSize));
+  const posts = createPosts(model, turns, createPageCache(db.connection, pieceSize), coldListBulkhead({}));
   return { app, http: api(app.callback()), model, posts, accounts, db, logs };
 }
 

@@ -1,0 +1,80 @@
+/**
+ * What one list request can cost, whatever page and limit a client asks for: pages are cut from
+ * kept blocks of 50 posts and a kept count, so a client varying page and limit finds few
+ * computations to start, and a page past the end costs the count alone. Queries are counted as
+ * the real database receives them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
+
+let h: PostsHarness;
+/** Queries on the posts collection since the test began: `find` and `countDocuments`. */
+const queries: string[] = [];
+
+beforeAll(async () => {
+  h = await startPosts(__filename);
+  h.db.connection.set('debug', (collection: string, method: string) => {
+    if (collection === 'posts') queries.push(method);
+  });
+});
+afterAll(async () => {
+  await h.db.drop();
+});
+
+async function seedTag(count: number): Promise<{ tag: string; titles: string[] }> {
+  const tag = uniqueTag('cost');
+  const posts = Array.from({ length: count }, (_, i) => ({ title: `t${i}`, tags: [tag] }));
+  await seed(h.model, posts);
+  // Newest first: the seed gives each post a later createdAt than the one before.
+  return { tag, titles: posts.map((p) => p.title).reverse() };
+}
+
+const list = async (query: Record<string, string | number>) => {
+  const res = await h.http.get('/api/posts').query(query);
+  expect(res.status).toBe(200);
+  return res.body as { posts: { title: string }[]; total: number; page: number; pages: number };
+};
+
+describe('the cost of a public list page', () => {
+  it('when every page of every limit is asked, then each answer is the contract’s slice, and only the count and the blocks are computed', async () => {
+    const { tag, titles } = await seedTag(120);
+    queries.length = 0;
+
+    for (const limit of [1, 7, 20, 33, 50]) {
+      const pages = Math.ceil(120 / limit);
+      for (let page = 1; page <= pages + 1; page++) {
+        const body = await list({ tag, page, limit });
+        expect(body).toMatchObject({ total: 120, page, pages });
+        expect(body.posts.map((p) => p.title)).toEqual(titles.slice((page - 1) * limit, page * limit));
+      }
+    }
+
+    // 230 pages answered from one count and three blocks of 50.
+    expect(queries.filter((q) => q === 'countDocuments')).toHaveLength(1);
+    expect(queries.filter((q) => q === 'find')).toHaveLength(3);
+  });
+
+  it('when pages far past the end are asked, then they are answered from the count alone', async () => {
+    const { tag } = await seedTag(3);
+    await list({ tag });
+    queries.length = 0;
+
+    for (const page of [2, 7, 1000, 999_999_999]) {
+      expect(await list({ tag, page, limit: 50 })).toEqual({ posts: [], total: 3, page, pages: 1 });
+    }
+
+    expect(queries).toEqual([]);
+  });
+
+  it('when a post of the list is unpublished, then the next page asked, whichever, no longer shows it', async () => {
+    const { tag, titles } = await seedTag(60);
+    expect((await list({ tag, page: 2, limit: 20 })).posts.map((p) => p.title)).toEqual(titles.slice(20, 40));
+
+    const gone = await h.model.findOne({ title: titles[25], tags: tag });
+    await h.posts.update(String(gone?._id), String(gone?.authorId), { status: 'draft' });
+
+    const after = await list({ tag, page: 2, limit: 20 });
+    expect(after.total).toBe(59);
+    expect(after.posts.map((p) => p.title)).toEqual(titles.filter((t) => t !== titles[25]).slice(20, 40));
+  });
+});
