@@ -162,11 +162,13 @@ export function createMultipart({
       return { key: first.key, size };
     },
 
-    /** Aborts the upload and removes whatever it stored; a completed but unattached one too. */
+    /**
+     * Aborts the upload and removes whatever it stored; a completed but unattached one too. A
+     * note's claim of the key racing it: exactly one wins (see `uploads.abandon`).
+     */
     async abort(ownerId: string, id: string): Promise<void> {
       const record = await records.ownedMultipart(ownerId, id);
-      if (record.state === 'attached') throw new HttpError(409, messages.uploadAttached);
-      await uploads.release(ownerId, record.key);
+      await uploads.abandon(ownerId, record.key);
     },
   };
 }

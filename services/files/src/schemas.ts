@@ -22,6 +22,7 @@ export const messages = {
   uploadCompleted: 'This upload is already completed',
   claimExpired: 'The file was uploaded too long ago to be attached; upload it again',
   uploadAttached: 'This upload is attached to a note; delete the note to remove it',
+  uploadBusy: 'This upload is being changed by another request; try again',
   notUploaded: 'The file has not been uploaded yet',
   notClaimable: 'This upload cannot be attached (already attached or removed)',
   uploadUrlFailed: 'Failed to create upload URL',

@@ -26,7 +26,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { isDuplicateKey, sleep, trusted } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
 import type { LinkSlots } from './link-slots';
@@ -73,6 +73,8 @@ const LEASE_MS = 60_000;
 const SWEEP_BATCH = 20;
 /** Listing pages (of 1,000 objects) the sweeper reads per pass, going on from where it stopped. */
 const SCAN_PAGES = 10;
+/** How many times an abandon reads the record again after another writer took its turn. */
+const ABANDON_TRIES = 6;
 /** Last-Modified in a HEAD is an HTTP date: whole seconds. */
 const LAST_MODIFIED_PRECISION_MS = 1000;
 /** States whose key may still be put to by a size-less link, and so is checked once the link expires. */
@@ -283,6 +285,25 @@ export function createUploads({
       if (!(await storage.headObject(key))) throw new HttpError(404, 'File not found');
       const url = await storage.signGet(key, { expiresIn: settings.downloadTtlS, contentType: record.contentType });
       return { url, expiresIn: settings.downloadTtlS };
+    },
+
+    /**
+     * Removes an upload of the caller's that no note holds (a multipart upload its owner aborts):
+     * 409 once a note holds it. The state that allows it is the one the release's turn is taken
+     * from, so a claim racing it either took the record first (409 here) or finds it releasing
+     * (409 there); a lost turn reads again. Done already, or being done by another worker: 204.
+     */
+    async abandon(ownerId: string, key: string): Promise<void> {
+      for (let attempt = 1; attempt <= ABANDON_TRIES; attempt++) {
+        const record = await owned(ownerId, key);
+        if (record.state === 'attached') throw new HttpError(409, messages.uploadAttached);
+        if (record.state === 'released') return;
+        if (record.state === 'releasing' && record.lockedUntil.getTime() > Date.now()) return;
+        if (await releaseNow(record)) return;
+        // Another writer took the record's turn: its write lands within moments.
+        await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+      }
+      throw new HttpError(409, messages.uploadBusy);
     },
 
     /**
