@@ -20,6 +20,8 @@ export interface RunServerOptions {
   shutdownTimeoutMs?: number;
   /** Whether SIGTERM/SIGINT stop the server and exit the process (servers do; tests do not). */
   handleSignals?: boolean;
+  /** Called with the server before it listens: limits and listeners of the caller's own. */
+  configure?: (server: Server) => void;
 }
 
 export interface RunningServer {
@@ -35,6 +37,21 @@ export interface RunningServer {
  * onto a connection we are closing. The gateway's agent also retires idle sockets after 4 s.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/**
+ * How long a connection may take to send a request's headers (the first request from the moment
+ * it connects, later ones from their first byte) before it is answered 408 and closed. A client
+ * sends its headers at once; a socket that trickles them, or sends nothing, only holds a file
+ * descriptor. Node looks for such sockets only every `connectionsCheckingInterval` (30 s unless
+ * told), so with the check every second a socket is closed 10 to 11 s after it started.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
+/**
+ * How long the whole request, its body too, may take to arrive. Bodies are small JSON here (files
+ * go straight to storage); the answer is not limited by it, so a long-lived event stream is not.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * What Node answers, on its own, to a request its HTTP parser refuses (a bare CR or a NUL in a
@@ -82,10 +99,15 @@ const netServerClose = NetServer.prototype.close;
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
   const { app, port, host = '0.0.0.0', logger, onClose, shutdownTimeoutMs = 10_000, handleSignals = true } = options;
   let closing = false;
-  const server = createServer(app.callback());
+  const server = createServer(
+    {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+    },
+    app.callback(),
+  );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 30_000;
   server.on('clientError', answerMalformed);
   // Responses not finished yet: on shutdown they are told `Connection: close` too (step 3).
   const inFlight = new Set<ServerResponse>();
@@ -94,6 +116,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     if (closing) res.setHeader('connection', 'close');
     res.once('close', () => inFlight.delete(res));
   });
+  options.configure?.(server);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
