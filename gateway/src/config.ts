@@ -27,6 +27,17 @@ export const configSpec = {
    * every client shares the balancer's IP and one rate-limit bucket.
    */
   TRUST_PROXY: env.string('false'),
+  /**
+   * Connections one client address may hold at once (0: no cap). Sized for an office behind one
+   * address: each person's browser holds a live-updates stream and a few connections of its own.
+   * Not applied to a trusted proxy's connections (TRUST_PROXY): the balancer caps per client.
+   */
+  CONNECTIONS_PER_ADDRESS: env.int(256),
+  /**
+   * Connections the gateway holds in all. 0: what the process's open-files limit leaves once the
+   * upstream pools and a reserve have theirs (see connection-limits.ts).
+   */
+  MAX_CONNECTIONS: env.int(0),
   /** How long an upstream may take to answer before the gateway gives 504. */
   UPSTREAM_TIMEOUT: env.durationMs('15s'),
   /**

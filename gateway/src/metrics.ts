@@ -34,6 +34,11 @@ export const upstreamFailures = counter(
 export const rateLimited = counter('gateway_rate_limited_total', 'Requests refused with 429 by a rate limit.', [
   'limit',
 ]);
+export const connectionsRefused = counter(
+  'gateway_connections_refused_total',
+  'Connections refused: over the cap of their client address (`address`), or over the total the open-files limit leaves (`total`).',
+  ['limit'],
+);
 
 /** Times every request by route template; one that the client gave up on is `aborted`. */
 export function httpMetrics() {

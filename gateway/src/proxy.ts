@@ -84,11 +84,27 @@ class UpstreamAgent extends Agent {
   }
 }
 
+/**
+ * Sockets one upstream's pool holds at most, busy and idle together (Node counts both against
+ * `maxSockets`); requests beyond it wait for one.
+ */
+const UPSTREAM_MAX_SOCKETS = 256;
+let pools = 0;
+
+/**
+ * Sockets the upstream pools made so far may hold between them: descriptors the gateway keeps
+ * free of client connections (connection-limits.ts).
+ */
+export function upstreamSocketsMax(): number {
+  return pools * UPSTREAM_MAX_SOCKETS;
+}
+
 function keepAliveAgent(): Agent {
+  pools += 1;
   return new UpstreamAgent({
     keepAlive: true,
     keepAliveMsecs: 1000,
-    maxSockets: 256,
+    maxSockets: UPSTREAM_MAX_SOCKETS,
     maxFreeSockets: 64,
     timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
     lookup: nextReplicaFirst,

@@ -4,6 +4,9 @@ import { createLogger } from '@cs/log';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 import { createGateway } from './app';
 import { readConfig } from './config';
+import { connectionBudget, connectionCap, openFilesLimit } from './connection-limits';
+import { connectionsRefused } from './metrics';
+import { upstreamSocketsMax } from './proxy';
 import { createSharedLimits } from './shared-limits';
 
 async function main(): Promise<void> {
@@ -23,11 +26,32 @@ async function main(): Promise<void> {
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const sharedLimits = config.REDIS_URL ? createSharedLimits(config.REDIS_URL, logger) : undefined;
     const app = createGateway(config, logger, { sharedLimits });
+    // Express's own reading of TRUST_PROXY: whether the peer of a connection is a proxy.
+    const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+    const cap = connectionCap({
+      perAddress: config.CONNECTIONS_PER_ADDRESS,
+      isProxy: (address) => trusted(address, 0),
+      onRefused: () => connectionsRefused.inc({ limit: 'address' }),
+    });
+    const openFiles = openFilesLimit();
+    const maxConnections =
+      config.MAX_CONNECTIONS ||
+      (openFiles === undefined ? undefined : connectionBudget(openFiles, upstreamSocketsMax()));
     await runServer({
-      app: { callback: () => app },
+      app: { callback: () => cap.guard(app) },
       port: config.PORT,
       host: config.HOST,
       logger,
+      configure(server) {
+        cap.attach(server);
+        if (maxConnections === undefined) {
+          logger.warn('the open-files limit is unknown: set MAX_CONNECTIONS, or connections are not bounded');
+          return;
+        }
+        server.maxConnections = maxConnections;
+        server.on('drop', () => connectionsRefused.inc({ limit: 'total' }));
+        logger.info({ maxConnections, openFiles, perAddress: config.CONNECTIONS_PER_ADDRESS }, 'connections bounded');
+      },
       onClose: async () => {
         await metrics?.close();
         await sharedLimits?.close();

@@ -52,6 +52,7 @@ export const messages = {
   upstreamUnavailable: 'Upstream service unavailable',
   upstreamTimeout: 'Upstream service timed out',
   tooManyRequests: 'Too many requests, please try again later',
+  tooManyConnections: 'Too many connections from your address, please try again later',
   internal: 'Internal server error',
 } as const;
 
