@@ -1,10 +1,12 @@
-import { createServiceApp } from '@cs/koa';
+import { availableParallelism } from 'node:os';
+import { createBulkhead, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, isMongoReady } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
+import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
 import { userModel } from './model';
@@ -23,7 +25,8 @@ export interface Deps {
     | 'NOTES_URL'
     | 'FILES_URL'
     | 'DELETION_TIMEOUT'
-  >;
+  > &
+    Partial<Pick<Config, 'BCRYPT_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
   /** How e-mail goes out; none: password reset answers 503. */
@@ -60,10 +63,22 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     throttle,
     deletions,
   });
+  const known = createKnownClients();
   const app = createServiceApp({
     logger,
-    routers: [authRoutes({ accounts, resets }, { secret: config.JWT_SECRET })],
+    routers: [authRoutes({ accounts, resets }, { secret: config.JWT_SECRET, bcrypt: bcryptBulkhead(config), known })],
     readiness: { database: () => isMongoReady(connection) },
   });
   return { app, throttle, resets, deletions };
+}
+
+/**
+ * bcrypt at the contract's cost takes about 0.2 s of a core: BCRYPT_CONCURRENCY (the cores, by
+ * default) at once, 16 waiting per client address (an office behind one address logs in at nine)
+ * and 32 per place in all; past that 429 or 503, before the account is looked up, so refusals say
+ * nothing of which accounts exist.
+ */
+export function bcryptBulkhead({ BCRYPT_CONCURRENCY }: Partial<Pick<Config, 'BCRYPT_CONCURRENCY'>>) {
+  const concurrency = BCRYPT_CONCURRENCY || availableParallelism();
+  return createBulkhead({ name: 'password', concurrency, perClient: 16, total: 32 * concurrency });
 }

@@ -9,6 +9,8 @@ export const configSpec = {
   LOG_LEVEL: env.logLevel(),
   /** The contract's cost factor is 12; only tests lower it, and only through this key. */
   BCRYPT_COST: env.int(12, { min: 4, max: 15 }),
+  /** Password hashes and compares at once (0: one per core); the rest wait their address's turn. */
+  BCRYPT_CONCURRENCY: env.int(0, { min: 0, max: 64 }),
   /** `smtp://host:port` (or `smtps://user:pass@host:port`); empty: no e-mail, and reset answers 503. */
   SMTP_URL: env.string(''),
   MAIL_FROM: env.string('Content Service <no-reply@content-service.invalid>'),

@@ -6,34 +6,49 @@ import {
   passwordResetConfirmSchema,
   passwordResetRequestSchema,
 } from '@cs/contract';
-import { type AppState, bodyOf, clientAddressOf, failureMessage, requireAuth, validateBody } from '@cs/koa';
+import {
+  type AppState,
+  type Bulkhead,
+  bodyOf,
+  clientAddressOf,
+  failureMessage,
+  inBulkhead,
+  requireAuth,
+  validateBody,
+} from '@cs/koa';
 import Router from '@koa/router';
 import type { Accounts } from './accounts';
 import { messages, normalizeEmail, toCredentials } from './credentials';
+import type { KnownClients } from './known-clients';
 import type { PasswordResets } from './password-reset';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
   { accounts, resets }: { accounts: Accounts; resets: PasswordResets },
-  { secret }: { secret: string },
+  { secret, bcrypt, known }: { secret: string; bcrypt: Bulkhead; known: KnownClients },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
   const authenticated = requireAuth({ secret });
+  // Every route that hashes or compares a password: after its body's checks, before any lookup.
+  const hashing = inBulkhead(bcrypt, { priority: (ctx) => known.has(clientAddressOf(ctx)) });
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
 
   router.post(
     '/register',
     validateBody(credentialsSchema),
+    hashing,
     failureMessage(messages.registrationFailed),
     async (ctx) => {
       const token = await accounts.register(toCredentials(bodyOf(ctx)));
+      known.loggedIn(clientAddressOf(ctx));
       ctx.status = 201;
       ctx.body = { token };
     },
   );
 
-  router.post('/login', validateBody(loginSchema), failureMessage(messages.loginFailed), async (ctx) => {
+  router.post('/login', validateBody(loginSchema), hashing, failureMessage(messages.loginFailed), async (ctx) => {
     const token = await accounts.login(toCredentials(bodyOf(ctx)), clientAddressOf(ctx));
+    known.loggedIn(clientAddressOf(ctx));
     ctx.body = { token };
   });
 
@@ -41,11 +56,14 @@ export function authRoutes(
     '/password',
     authenticated,
     validateBody(changePasswordSchema),
+    hashing,
     failureMessage(messages.passwordChangeFailed),
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      ctx.body = { token: await accounts.changePassword(userId, { currentPassword, newPassword }, clientAddressOf(ctx)) };
+      ctx.body = {
+        token: await accounts.changePassword(userId, { currentPassword, newPassword }, clientAddressOf(ctx)),
+      };
     },
   );
 
@@ -53,6 +71,7 @@ export function authRoutes(
     '/account',
     authenticated,
     validateBody(deleteAccountSchema),
+    hashing,
     failureMessage(messages.accountDeletionFailed),
     async (ctx) => {
       const { password } = strings<'password'>(ctx);
@@ -75,6 +94,7 @@ export function authRoutes(
   router.post(
     '/password-reset/confirm',
     validateBody(passwordResetConfirmSchema),
+    hashing,
     failureMessage(messages.resetFailed),
     async (ctx) => {
       const { token, newPassword } = strings<'token' | 'newPassword'>(ctx);

@@ -12,6 +12,8 @@ export const TEST_CONFIG = {
   JWT_SECRET: TEST_JWT_SECRET,
   JWT_EXPIRES_IN: '1h',
   BCRYPT_COST: 4,
+  /** One password piece at once per core, as in production. */
+  BCRYPT_CONCURRENCY: 0,
   PASSWORD_RESET_TTL: 30 * 60_000,
   WEB_URL: 'http://localhost:3000',
   POSTS_URL: NOWHERE,
