@@ -7,6 +7,7 @@ import type { AccountDeletions } from './account-deletions';
 import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './credentials';
 import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
+import type { PasswordStore } from './password-store';
 
 export interface Accounts {
   register(credentials: Credentials): Promise<string>;
@@ -32,12 +33,17 @@ export function createAccounts({
   bcryptCost,
   throttle,
   deletions,
+  passwords,
+  retireResets,
 }: {
   users: UserModel;
   tokens: TokenSettings;
   bcryptCost: number;
   throttle: LoginThrottle;
   deletions: AccountDeletions;
+  passwords: PasswordStore;
+  /** After a successful login: the account's outstanding reset token stops working. */
+  retireResets: (userId: string) => Promise<void>;
 }): Accounts {
   // An unknown e-mail still pays for one compare against a hash of the same cost, so the answer
   // takes as long as a wrong password does.
@@ -70,14 +76,19 @@ export function createAccounts({
         throw new HttpError(401, messages.invalidCredentials);
       }
       await throttle.succeeded(email, clientAddress);
+      // Whoever can log in has no need of a reset link: one sent before (stolen, perhaps) stops working.
+      await retireResets(user._id.toHexString());
       return signToken(user._id.toHexString(), tokens);
     },
 
     async changePassword(userId, { currentPassword, newPassword }, clientAddress) {
-      await confirmPassword(userId, currentPassword, clientAddress);
+      const checked = await confirmPassword(userId, currentPassword, clientAddress);
       const hash = await bcrypt.hash(newPassword, bcryptCost);
-      const { matchedCount } = await users.updateOne({ _id: userId }, { $set: { password: hash } });
-      if (matchedCount === 0) throw new HttpError(401, httpMessages.invalidToken);
+      // Written only while the hash just compared is still the current one: of two changes (or a
+      // change and a reset) that checked it, the other one is refused. Reset tokens sent before
+      // were bound to that version, so they stop working too.
+      const changedSince = () => new HttpError(401, messages.invalidCredentials);
+      await passwords.write(userId, { checked, hash, refused: changedSince });
       return signToken(userId, tokens);
     },
 
@@ -93,9 +104,10 @@ export function createAccounts({
   /**
    * The caller's password, checked as a login is (and counted by the same throttle, so a stolen
    * token cannot be used to guess the password faster). A token whose account is gone: 401.
+   * Returns the version of the password it checked.
    */
-  async function confirmPassword(userId: string, password: string, clientAddress: string): Promise<void> {
-    const user = await users.findById(userId, { email: 1, password: 1 }).select('+password').lean();
+  async function confirmPassword(userId: string, password: string, clientAddress: string): Promise<number> {
+    const user = await users.findById(userId, { email: 1, password: 1, version: 1 }).select('+password').lean();
     if (!user) throw new HttpError(401, httpMessages.invalidToken);
     await throttle.check(user.email, clientAddress);
     const matches = fitsBcrypt(password) && (await bcrypt.compare(password, user.password));
@@ -103,5 +115,6 @@ export function createAccounts({
       await throttle.failed(user.email, clientAddress);
       throw new HttpError(401, messages.invalidCredentials);
     }
+    return user.version ?? 0;
   }
 }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createBulkhead, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
-import { type Connection, isMongoReady } from '@cs/mongo';
+import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
@@ -11,6 +11,7 @@ import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
 import { userModel } from './model';
 import { createPasswordResets } from './password-reset';
+import { createPasswordStore } from './password-store';
 import { authRoutes } from './routes';
 
 export interface Deps {
@@ -37,9 +38,12 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const users = userModel(connection);
   await users.init(); // the unique e-mail index must exist before the first registration
   const throttle = createLoginThrottle(connection);
+  const turns = await createTurns(connection);
+  const passwords = createPasswordStore({ users, turns });
   const resets = createPasswordResets({
     connection,
     users,
+    passwords,
     mailer,
     ttlMs: config.PASSWORD_RESET_TTL,
     webUrl: config.WEB_URL,
@@ -62,6 +66,8 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     bcryptCost: config.BCRYPT_COST,
     throttle,
     deletions,
+    passwords,
+    retireResets: resets.retire,
   });
   const known = createKnownClients();
   const app = createServiceApp({
@@ -69,7 +75,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     routers: [authRoutes({ accounts, resets }, { secret: config.JWT_SECRET, bcrypt: bcryptBulkhead(config), known })],
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, throttle, resets, deletions };
+  return { app, throttle, resets, deletions, turns };
 }
 
 /**

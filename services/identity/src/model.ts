@@ -6,6 +6,11 @@ export interface UserRecord {
   email: string;
   /** The bcrypt hash; never selected unless asked for. */
   password: string;
+  /**
+   * Every write of the password is the next version, taken as a turn (`@cs/mongo` turns), so a
+   * write conditional on the hash it checked holds on FerretDB too. Accounts from before: none (0).
+   */
+  version?: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -14,6 +19,7 @@ const userSchema = new Schema<UserRecord>(
   {
     email: { type: String, required: true, trim: true, lowercase: true, maxlength: 254 },
     password: { type: String, required: true, select: false },
+    version: { type: Number, default: 0 },
   },
   { timestamps: true, strict: 'throw', versionKey: false },
 );

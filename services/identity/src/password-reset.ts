@@ -12,6 +12,12 @@
  * is unique, before the password is set, so of two confirmations racing with one token exactly
  * one inserts and the other gets 400 (FerretDB's filtered updates are not atomic; its unique
  * indexes are enforced).
+ *
+ * A token is bound to the password it was sent under (the account's version then): the password
+ * is set only while that version is still the current one (password-store.ts), so a change of the
+ * password voids every earlier token, and of a change and a confirmation racing, only the one that
+ * takes effect reports success. A successful login retires the outstanding token (`retire`): its
+ * hash is marked used, as a confirmation would, so a confirmation already under way loses too.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
@@ -23,6 +29,7 @@ import { Schema } from 'mongoose';
 import { messages } from './credentials';
 import type { Mailer } from './mailer';
 import type { UserModel } from './model';
+import type { PasswordStore } from './password-store';
 
 /** E-mails one address may be sent in RESET_WINDOW_MS, whether it has an account or not. */
 export const RESETS_PER_ADDRESS = 3;
@@ -35,6 +42,8 @@ interface ResetRecord {
   _id: string;
   tokenHash: string;
   expiresAt: Date;
+  /** The account's password version when the token was sent; none for tokens sent before (0). */
+  userVersion?: number;
 }
 
 interface UseRecord {
@@ -52,7 +61,12 @@ interface RequestCount {
 
 const options = { strict: 'throw', versionKey: false } as const;
 const resetSchema = new Schema<ResetRecord>(
-  { _id: { type: String, required: true }, tokenHash: { type: String, required: true }, expiresAt: Date },
+  {
+    _id: { type: String, required: true },
+    tokenHash: { type: String, required: true },
+    expiresAt: Date,
+    userVersion: Number,
+  },
   { ...options, collection: 'password_resets' },
 );
 const useSchema = new Schema<UseRecord>(
@@ -75,6 +89,8 @@ export interface PasswordResets {
   request(email: string): Promise<void>;
   /** Sets the password once per token; 400 with one message for any token that cannot. */
   confirm(token: string, newPassword: string): Promise<void>;
+  /** After a successful login: the outstanding token, if any, stops working. */
+  retire(userId: string): Promise<void>;
   /** Forgets a deleted user's reset. */
   forget(userId: string): Promise<void>;
   /** Deletes used-token marks and counts older than any token or window; returns how many. */
@@ -84,6 +100,7 @@ export interface PasswordResets {
 export function createPasswordResets({
   connection,
   users,
+  passwords,
   mailer,
   ttlMs,
   webUrl,
@@ -93,6 +110,7 @@ export function createPasswordResets({
 }: {
   connection: Connection;
   users: UserModel;
+  passwords: PasswordStore;
   mailer: Mailer | undefined;
   ttlMs: number;
   /** The web client's address; the e-mail links to its "Set a new password" screen. */
@@ -126,12 +144,13 @@ export function createPasswordResets({
   }
 
   async function send(email: string): Promise<void> {
-    const user = await users.findOne({ email }, { _id: 1 }).lean();
+    const user = await users.findOne({ email }, { _id: 1, version: 1 }).lean();
     if (!user || !mailer) return;
     const userId = user._id.toHexString();
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now() + ttlMs);
-    await resets.replaceOne({ _id: userId }, { tokenHash: sha256(secret), expiresAt }, { upsert: true });
+    const userVersion = user.version ?? 0;
+    await resets.replaceOne({ _id: userId }, { tokenHash: sha256(secret), expiresAt, userVersion }, { upsert: true });
     const link = `${webUrl}/#/reset-password?token=${userId}.${secret}`;
     const minutes = Math.max(1, Math.round(ttlMs / 60_000));
     await mailer.send({
@@ -174,9 +193,21 @@ export function createPasswordResets({
         throw err;
       }
       const hash = await bcrypt.hash(newPassword, bcryptCost);
-      const { matchedCount } = await users.updateOne({ _id: userId }, { $set: { password: hash } });
-      if (matchedCount === 0) throw invalid(); // the account was deleted since
+      // Refused when the account was deleted, or its password changed, since the token was sent.
+      await passwords.write(userId, { checked: reset.userVersion ?? 0, hash, refused: invalid });
       await resets.deleteOne({ _id: userId, tokenHash });
+    },
+
+    async retire(userId) {
+      const reset = await resets.findById(userId).lean();
+      if (!reset) return;
+      try {
+        await uses.create({ _id: reset.tokenHash, at: new Date(now()) });
+      } catch (err) {
+        // Used already, by a confirmation under way or done: nothing left to retire.
+        if (!isDuplicateKey(err)) throw err;
+      }
+      await resets.deleteOne({ _id: userId, tokenHash: reset.tokenHash });
     },
 
     async forget(userId) {

@@ -13,10 +13,11 @@ void runService({
     const { config, logger } = deps;
     const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
     if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
-    const { app, throttle, resets, deletions } = await createApp({ ...deps, mailer });
+    const { app, throttle, resets, deletions, turns } = await createApp({ ...deps, mailer });
     const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
     const stops = [
       throttle.startPruning(warn('could not prune login failures')),
+      turns.startPruning(),
       repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
       repeatEvery(config.DELETION_OUTBOX_INTERVAL, deletions.drain, warn('account deletion pass failed')),
     ];
