@@ -24,6 +24,13 @@
  *   a balancer would (JSON 503 where the database is needed, everything else served), instead of
  *   the balancer refusing the whole tier. Envoy calls this a panic threshold.
  * - Its own answers (no replica reachable, a replica gone mid-answer) are the API's JSON errors.
+ * - The public frontend caps the connections of each client address (`connectionsPerAddress`), as
+ *   a gateway does for clients that reach it directly: behind the balancer every connection a
+ *   gateway sees is the balancer's. A stick table counts each address's open connections
+ *   (`conn_cur`), and one past the cap is closed as it is accepted (`tcp-request connection
+ *   reject`), before it is counted or holds anything. Not a 429 after its request, as a gateway
+ *   answers: HAProxy would hold the connection until the request came (`timeout http-request`,
+ *   10 s), and one address could fill the shared `maxconn` with connections it never uses.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -45,6 +52,8 @@ export interface BalancedKind {
    * does: the gateways' rate limits count per client, with `TRUST_PROXY=1`).
    */
   forwardFor?: boolean;
+  /** Connections one client address may hold at once on this frontend; 0 or unset: no cap. */
+  connectionsPerAddress?: number;
 }
 
 export interface BalancerOptions {
@@ -76,6 +85,21 @@ const IDEMPOTENT = 'GET HEAD PUT DELETE OPTIONS';
 
 const jsonError = (status: number, message: string) =>
   `  http-error status ${status} content-type application/json string ${JSON.stringify(JSON.stringify({ error: message }))}`;
+
+/**
+ * A connection from an address that already holds `max` is closed at once (and never counted);
+ * the others are counted while they last. The frontends bind IPv4 addresses only (a `type ip`
+ * table holds no IPv6 key).
+ */
+function capPerAddress(max: number): string[] {
+  if (!Number.isInteger(max) || max < 0) throw new Error(`connections per address: ${max} is not a whole number`);
+  if (max === 0) return [];
+  return [
+    '  stick-table type ip size 100k expire 30s store conn_cur',
+    `  tcp-request connection reject if { src_conn_cur ge ${max} }`,
+    '  tcp-request connection track-sc0 src',
+  ];
+}
 
 export function haproxyConfig(kinds: BalancedKind[], statsPort: number): string {
   const lines = [
@@ -122,6 +146,7 @@ export function haproxyConfig(kinds: BalancedKind[], statsPort: number): string 
       '',
       `frontend ${kind.name}`,
       `  bind ${kind.host}:${kind.port}`,
+      ...capPerAddress(kind.connectionsPerAddress ?? 0),
       ...(kind.forwardFor ? ['  option forwardfor'] : []),
       `  default_backend ${kind.name}`,
       '',

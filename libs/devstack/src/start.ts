@@ -105,6 +105,8 @@ async function main(): Promise<void> {
       replicas,
       gateways,
       redisUrl,
+      // Scaled, the balancer caps connections per client address with the gateway's setting.
+      connectionsPerAddress: env.CONNECTIONS_PER_ADDRESS ? Number(env.CONNECTIONS_PER_ADDRESS) : undefined,
     });
     if (system.balancer) {
       console.log(`Replicas:         ${replicas} of each service, ${gateways} gateways, behind HAProxy`);

@@ -47,7 +47,15 @@ export interface SystemOptions {
   balanced?: boolean;
   /** Where the gateways count their rate limits together (REDIS_URL); in memory without it. */
   redisUrl?: string;
+  /**
+   * Connections one client address may hold at once (0: no cap): the gateway's own
+   * CONNECTIONS_PER_ADDRESS, or behind the balancer its frontend's, the gateways then counting
+   * none (every connection they see is the balancer's). Default 256, the gateway's.
+   */
+  connectionsPerAddress?: number;
 }
+
+const CONNECTIONS_PER_ADDRESS = 256;
 
 export interface SystemProcess {
   name: ProcessName;
@@ -137,6 +145,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
         port: isGateway && options.gatewayPort ? options.gatewayPort : await freePort(),
         replicaPorts: replicaPorts[name],
         forwardFor: isGateway,
+        ...(isGateway ? { connectionsPerAddress: options.connectionsPerAddress ?? CONNECTIONS_PER_ADDRESS } : {}),
       });
     }
   }
@@ -193,6 +202,9 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       // the one hop in front of them (the balancer adds it to X-Forwarded-For).
       HOST: balanced ? LOOPBACK : (options.gatewayHost ?? '0.0.0.0'),
       ...(balanced ? { TRUST_PROXY: '1' } : {}),
+      ...(!balanced && options.connectionsPerAddress !== undefined
+        ? { CONNECTIONS_PER_ADDRESS: String(options.connectionsPerAddress) }
+        : {}),
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       IDENTITY_URL: url('identity'),
       POSTS_URL: url('posts'),
