@@ -9,6 +9,7 @@ const WORKSPACES = [
   'libs/auth',
   'libs/koa',
   'libs/lifecycle',
+  'libs/log',
   'libs/mongo',
   'libs/storage',
   'libs/devstack',

@@ -41,12 +41,14 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
   return destination ? pino(options, destination) : pino(options);
 }
 
-const NONE = {};
-
-/** The active span's ids; none without tracing (no span is ever active then). */
+/**
+ * The active span's ids; none without tracing (no span is ever active then). Always a new object:
+ * pino merges each line's fields into what the mixin returns, so a shared one would carry every
+ * line's fields into all later lines.
+ */
 function traceFields(): object {
   const span = trace.getActiveSpan();
-  if (!span) return NONE;
+  if (!span) return {};
   const { traceId, spanId } = span.spanContext();
   return { traceId, spanId };
 }

@@ -1,0 +1,44 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from '@jest/globals';
+import { createLogger } from '../src';
+
+/** A logger whose lines are kept, parsed. */
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: createLogger({ name: 'test', destination }), lines };
+}
+
+describe('createLogger', () => {
+  it('when two unrelated lines are logged, then the second carries nothing of the first', () => {
+    const { logger, lines } = capture();
+
+    logger.error(
+      { method: 'DELETE', path: '/api/notes/1', status: 500, userId: 'u1', err: new Error('boom') },
+      'first',
+    );
+    logger.info('second');
+
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ method: 'DELETE', status: 500, userId: 'u1', msg: 'first' });
+    for (const field of ['method', 'path', 'status', 'userId', 'err']) expect(lines[1]).not.toHaveProperty(field);
+    expect(lines[1]).toMatchObject({ service: 'test', msg: 'second' });
+  });
+
+  it('when a line carries a password, token or authorization, then it is redacted', () => {
+    const { logger, lines } = capture();
+
+    logger.info({ password: 'p', token: 't', headers: { authorization: 'Bearer x' } }, 'secrets');
+
+    expect(lines[0]).toMatchObject({
+      password: '[redacted]',
+      token: '[redacted]',
+      headers: { authorization: '[redacted]' },
+    });
+  });
+});
