@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
 import { testApp } from './app';
 
@@ -65,6 +66,29 @@ describe('the JSON body', () => {
       expect(res.status).toBe(status);
       expect(res.body).toEqual({ error });
     }
+  });
+
+  it('when the body says an encoding it is not in, or one we do not take, then 400 or 415; a real gzip body is read', async () => {
+    const { http } = testApp();
+    const json = JSON.stringify({ name: 'x', age: 1 });
+    // Sent as the bytes given: the client library would serialize a Buffer as JSON.
+    const send = (encoding: string, body: string | Buffer) =>
+      http
+        .post('/validated')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .serialize((bytes: unknown) => bytes as string)
+        .send(body);
+
+    for (const encoding of ['deflate', 'gzip']) {
+      const res = await send(encoding, json);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'Request body does not match its Content-Encoding' });
+    }
+    const unknown = await send('xz', json);
+    expect(unknown.status).toBe(415);
+    expect(unknown.body).toEqual({ error: 'Content-Encoding must be gzip, deflate or identity' });
+    expect((await send('gzip', gzipSync(json))).status).toBe(200);
   });
 
   it('when the body nests 10,000 levels deep, then 4xx, never a crash', async () => {
