@@ -75,6 +75,17 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
+/** Our error shape from a plain response, and the connection closed after it. */
+function answerJson(res: ServerResponse, status: number, error: string): void {
+  const body = JSON.stringify({ error });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.end(body);
+}
+
 /**
  * Listens, and on SIGTERM/SIGINT drains and exits 0. The drain never closes a connection that a
  * client may be writing a request onto at that moment:
@@ -99,16 +110,28 @@ const netServerClose = NetServer.prototype.close;
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
   const { app, port, host = '0.0.0.0', logger, onClose, shutdownTimeoutMs = 10_000, handleSignals = true } = options;
   let closing = false;
+  const handle = app.callback();
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+      // Checked below, so that the answer has our shape (Node's own is an empty 400).
+      requireHostHeader: false,
     },
-    app.callback(),
+    (req, res) => {
+      if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+        return answerJson(res, 400, 'Host header required');
+      }
+      return handle(req, res);
+    },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', answerMalformed);
+  // An Expect other than 100-continue: Node would answer a bare 417 itself.
+  server.on('checkExpectation', (_req, res: ServerResponse) =>
+    answerJson(res, 417, 'Expectation Failed: only 100-continue is met'),
+  );
   // Responses not finished yet: on shutdown they are told `Connection: close` too (step 3).
   const inFlight = new Set<ServerResponse>();
   server.prependListener('request', (_req, res) => {
