@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
@@ -147,9 +148,24 @@ export function createGateway(
     proxies[found.upstream](req, res);
   });
 
+  // A client's error keeps its status (a path whose percent-escapes do not decode is a 400, as
+  // Express marks it); anything else is ours: 500, with the cause in the log only.
   app.use(function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
+    const status = clientErrorStatus(err);
+    if (status !== undefined) {
+      logger.warn({ err, requestId: req.headers['x-request-id'] }, 'client error');
+      if (!res.headersSent) sendError(res, status, STATUS_CODES[status] ?? 'Bad request');
+      return;
+    }
     logger.error({ err, requestId: req.headers['x-request-id'] }, 'gateway error');
     if (!res.headersSent) sendError(res, 500, messages.internal);
   });
   return app;
+}
+
+/** The 4xx an error carries (`status` or `statusCode`, as http-errors and Express set them), if any. */
+function clientErrorStatus(err: unknown): number | undefined {
+  const { status, statusCode } = (err ?? {}) as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  return typeof code === 'number' && code >= 400 && code < 500 ? code : undefined;
 }
