@@ -32,6 +32,12 @@ export const MAX_AGE_MS = 30_000;
 const BUDGET_CHARS = 4_000_000;
 const LISTING = 'published';
 
+interface Read {
+  token: string;
+  from: number;
+  to: number;
+}
+
 interface ListingVersion {
   _id: string;
   token: Types.ObjectId;
@@ -39,6 +45,8 @@ interface ListingVersion {
 
 interface Kept<T> {
   token: string;
+  /** When the read of `token` began: what it reflects is no older than this. */
+  readFrom: number;
   at: number;
   value: Promise<T>;
   chars: number;
@@ -93,14 +101,23 @@ export function createPageCache<T>(connection: Connection, size: (value: T) => n
     chars -= entry.chars;
   };
 
-  const currentToken = async () => {
+  /** The token, and when its read began and ended. */
+  const currentToken = async (): Promise<Read> => {
+    const from = Date.now();
     const version = await versions.findById(LISTING).lean<ListingVersion>();
-    return version ? version.token.toHexString() : 'none';
+    return { token: version ? version.token.toHexString() : 'none', from, to: Date.now() };
   };
 
-  function lookup(token: string, key: string, compute: () => Promise<T>): Promise<T> | T {
+  /**
+   * The kept piece serves a request whose token is the same, or one whose token read ended before
+   * the piece's began: that piece is at least as fresh as anything the request could have seen. So
+   * a request that read an older token just before a change never replaces the newer piece, and
+   * readers of old and new tokens do not take turns computing a piece again and again.
+   */
+  function lookup(read: Read, key: string, compute: () => Promise<T>): Promise<T> | T {
     const entry = kept.get(key);
-    if (entry && entry.token === token && Date.now() - entry.at < MAX_AGE_MS) {
+    const fresh = entry && (entry.token === read.token || entry.readFrom > read.to);
+    if (entry && fresh && Date.now() - entry.at < MAX_AGE_MS) {
       // Most recently used last: Map keeps insertion order.
       kept.delete(key);
       kept.set(key, entry);
@@ -108,9 +125,9 @@ export function createPageCache<T>(connection: Connection, size: (value: T) => n
     }
     drop(key);
     const value = compute();
-    const fresh: Kept<T> = { token, at: Date.now(), value, chars: 0 };
-    kept.set(key, fresh);
-    return keep(key, fresh);
+    const piece: Kept<T> = { token: read.token, readFrom: read.from, at: Date.now(), value, chars: 0 };
+    kept.set(key, piece);
+    return keep(key, piece);
   }
 
   async function keep(key: string, fresh: Kept<T>): Promise<T> {
@@ -135,8 +152,8 @@ export function createPageCache<T>(connection: Connection, size: (value: T) => n
     },
 
     async view() {
-      const token = await currentToken();
-      return { get: async (key, compute) => lookup(token, key, compute) };
+      const read = await currentToken();
+      return { get: async (key, compute) => lookup(read, key, compute) };
     },
 
     async changed() {

@@ -111,6 +111,26 @@ describe('kept pages of the public list', () => {
     expect(await cache.get('page', compute)).toBe(2);
   });
 
+  it('when a request that read the token before a change comes after a newer piece, then it gets the newer piece, not a computation of its own', async () => {
+    const cache = createPageCache<string>(h.model.db, () => 1);
+    const before = await cache.view();
+    await markListingChanged(h.model.db);
+    const after = await cache.view();
+
+    expect(await after.get('page', async () => 'after the change')).toBe('after the change');
+    expect(await before.get('page', async () => 'computed again')).toBe('after the change');
+  });
+
+  it('when a piece was computed under a token read before a change, then a request that read after it computes anew', async () => {
+    const cache = createPageCache<string>(h.model.db, () => 1);
+    const before = await cache.view();
+    expect(await before.get('page', async () => 'before the change')).toBe('before the change');
+    await markListingChanged(h.model.db);
+
+    const after = await cache.view();
+    expect(await after.get('page', async () => 'after the change')).toBe('after the change');
+  });
+
   it('when a computation fails, then it is not kept: the next request computes again', async () => {
     const cache = createPageCache<string>(h.model.db, () => 1);
     await expect(cache.get('page', () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
