@@ -142,8 +142,9 @@ function failureOf(root: Schema, data: unknown, error: ErrorObject): Failure {
     }
   }
   for (const schema of chain) {
-    const message = schema['x-messages'] as Messages | undefined as Record<string, string> | undefined;
-    if (message?.default !== undefined) return { field, message: message.default, rank: undefined };
+    const messages = schema['x-messages'];
+    if (isSchema(messages) && typeof messages.default === 'string')
+      return { field, message: messages.default, rank: undefined };
   }
   return { field, message: `${field || 'body'} ${error.message ?? 'is invalid'}`, rank: undefined };
 }
