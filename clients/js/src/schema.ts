@@ -441,7 +441,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Credentials: {
-            /** @description Trimmed and lowercased before use; at most 254 characters; must look like an address. */
+            /** @description Trimmed and lowercased before use; at most 254 characters; must look like an address, with no control or invisible formatting characters. */
             email: string;
             /** @description At least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII). */
             password: string;
@@ -461,7 +461,7 @@ export interface components {
             password: string;
         };
         PasswordResetRequest: {
-            /** @description Trimmed and lowercased before use; at most 254 characters; must look like an address. */
+            /** @description Trimmed and lowercased before use; at most 254 characters; must look like an address, with no control or invisible formatting characters. */
             email: string;
         };
         PasswordResetConfirm: {

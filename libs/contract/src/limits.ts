@@ -42,8 +42,14 @@ export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
 export const TAG_PATTERN = `^[A-Za-z0-9-]{1,${LIMITS.tagMax}}$`;
 /** ...and as it is stored and answered. */
 export const STORED_TAG_PATTERN = `^[a-z0-9-]{1,${LIMITS.tagMax}}$`;
-/** Something that looks like an e-mail address, spaces around it allowed (they are trimmed). */
-export const EMAIL_PATTERN = '^\\s*[^\\s@]+@[^\\s@]+\\s*$';
+/**
+ * Something that looks like an e-mail address, spaces around it allowed (they are trimmed). No
+ * control or format character (U+202E, U+200B: an address that reads like another), no lone
+ * surrogate, and no U+FFFD (what undecodable bytes become): different inputs, one account. A
+ * Unicode pattern: compile it with the `u` flag.
+ */
+const NOT_IN_ADDRESS = '\\s@\\p{Cc}\\p{Cf}\\p{Cs}\\uFFFD';
+export const EMAIL_PATTERN = `^\\s*[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+\\s*$`;
 /** Not empty and not only spaces. */
 export const NOT_BLANK_PATTERN = '\\S';
 

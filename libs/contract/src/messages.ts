@@ -5,6 +5,10 @@
  */
 import { LIMITS } from './limits';
 
+export const requestMessages = {
+  nul: (field: string) => `${field} must not contain the character U+0000`,
+} as const;
+
 export const credentialMessages = {
   required: 'Email and password are required',
   notStrings: 'Email and password must be strings',

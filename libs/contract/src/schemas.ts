@@ -13,6 +13,8 @@
  *   the first failure, not the validation step's `400 {errors: [{field, message}]}`. Messages given
  *   on the root come first, in the order written (a missing field before a wrong type);
  * - `x-maxBytes`: a string's largest length in bytes of UTF-8.
+ * No string a request sends may hold U+0000 (`noNul`): PostgreSQL refuses it in text (SQLSTATE
+ * 22P05), so it is a 400 here and never reaches a database.
  * Where a schema says `additionalProperties: false`, unknown fields are removed before its rules
  * apply: `{tags: [...]}` is an update with no field (minProperties), not one with a field ignored.
  * A field sent as null or "" that breaks a rule counts as missing (the contract's "missing or empty").
@@ -28,9 +30,29 @@ import {
   UPLOAD_ID_PATTERN,
   UPLOAD_KEY_PATTERN,
 } from './limits';
-import { credentialMessages, fileMessages, noteMessages, postMessages } from './messages';
+import { credentialMessages, fileMessages, noteMessages, postMessages, requestMessages } from './messages';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+
+/** Keywords that say what a value is for, not a rule it must meet. */
+const ANNOTATIONS = new Set(['description', 'x-messages', 'x-error', 'default', 'examples']);
+
+/**
+ * A string field that refuses U+0000, told so in its own words. A field whose one message served
+ * every rule keeps it for every rule it has (and for a missing or wrongly typed value).
+ */
+function noNul<F extends Record<string, unknown>>(name: string, field: F) {
+  const given = field['x-messages'] as string | Readonly<Record<string, string>> | undefined;
+  const rules = ['required', 'type', ...Object.keys(field).filter((k) => !ANNOTATIONS.has(k))];
+  const messages =
+    typeof given === 'string' ? { ...Object.fromEntries(rules.map((k) => [k, given])), default: given } : given;
+  return {
+    ...field,
+    // A string that holds U+0000; anything else is left to the field's other rules.
+    not: { type: 'string', pattern: '\\u0000' },
+    'x-messages': { ...messages, not: requestMessages.nul(name) },
+  };
+}
 const objectId = { type: 'string', pattern: OBJECT_ID_PATTERN } as const;
 
 /** The root annotations of a route that answers `{error}`: `required` and `type` are its two messages. */
@@ -57,17 +79,17 @@ export const uploadIdParamSchema = {
 
 // ---------- request bodies ----------
 
-const emailAddress = {
+const emailAddress = noNul('email', {
   type: 'string',
   maxLength: LIMITS.emailMax,
   pattern: EMAIL_PATTERN,
-  description: `Trimmed and lowercased before use; at most ${LIMITS.emailMax} characters; must look like an address.`,
+  description: `Trimmed and lowercased before use; at most ${LIMITS.emailMax} characters; must look like an address, with no control or invisible formatting characters.`,
   'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
-} as const;
+});
 
 const PASSWORD_RULES = `at least ${LIMITS.passwordMin} characters and at most ${LIMITS.passwordMaxBytes} bytes of UTF-8 (${LIMITS.passwordMaxBytes} characters only when all are ASCII)`;
 
-const newPassword = {
+const newPassword = noNul('password', {
   type: 'string',
   minLength: LIMITS.passwordMin,
   maxLength: LIMITS.passwordMaxBytes,
@@ -78,7 +100,7 @@ const newPassword = {
     maxLength: credentialMessages.longPassword,
     'x-maxBytes': credentialMessages.longPassword,
   },
-} as const;
+});
 
 /** Register: a new account's rules. A blank address is a missing one. */
 export const credentialsSchema = {
@@ -99,13 +121,13 @@ export const loginSchema = {
   type: 'object',
   required: ['email', 'password'],
   properties: {
-    email: {
+    email: noNul('email', {
       type: 'string',
       pattern: NOT_BLANK_PATTERN,
       description: 'Trimmed and lowercased before use.',
       'x-messages': { pattern: credentialMessages.required },
-    },
-    password: { type: 'string', minLength: 1 },
+    }),
+    password: noNul('password', { type: 'string', minLength: 1 }),
   },
   ...answersError(credentialMessages.required, credentialMessages.notStrings),
 } as const;
@@ -114,7 +136,7 @@ export const changePasswordSchema = {
   type: 'object',
   required: ['currentPassword', 'newPassword'],
   properties: {
-    currentPassword: { type: 'string', minLength: 1 },
+    currentPassword: noNul('currentPassword', { type: 'string', minLength: 1 }),
     newPassword: { ...newPassword, description: `The rules of register: ${PASSWORD_RULES}.` },
   },
   ...answersError(credentialMessages.passwordChangeRequired, credentialMessages.passwordChangeNotStrings),
@@ -123,7 +145,9 @@ export const changePasswordSchema = {
 export const deleteAccountSchema = {
   type: 'object',
   required: ['password'],
-  properties: { password: { type: 'string', minLength: 1, description: 'The account’s current password.' } },
+  properties: {
+    password: noNul('password', { type: 'string', minLength: 1, description: 'The account’s current password.' }),
+  },
   ...answersError(credentialMessages.passwordRequired, credentialMessages.passwordNotString),
 } as const;
 
@@ -138,7 +162,7 @@ export const passwordResetConfirmSchema = {
   type: 'object',
   required: ['token', 'newPassword'],
   properties: {
-    token: { type: 'string', minLength: 1, description: 'The token from the e-mail’s link.' },
+    token: noNul('token', { type: 'string', minLength: 1, description: 'The token from the e-mail’s link.' }),
     newPassword: { ...newPassword, description: `The rules of register: ${PASSWORD_RULES}.` },
   },
   ...answersError(credentialMessages.resetRequired, credentialMessages.resetNotStrings),
@@ -160,11 +184,14 @@ export const createPostSchema = {
   additionalProperties: false,
   required: ['title', 'body'],
   properties: {
-    title: {
+    title: noNul('title', {
       ...postTitle,
       'x-messages': { maxLength: postMessages.titleTooLong, default: postMessages.titleRequired },
-    },
-    body: { ...postBody, 'x-messages': { maxLength: postMessages.bodyTooLong, default: postMessages.bodyTooShort } },
+    }),
+    body: noNul('body', {
+      ...postBody,
+      'x-messages': { maxLength: postMessages.bodyTooLong, default: postMessages.bodyTooShort },
+    }),
     tags: {
       type: 'array',
       maxItems: LIMITS.postTagsMax,
@@ -182,35 +209,35 @@ export const updatePostSchema = {
   minProperties: 1,
   properties: {
     status: { type: 'string', enum: POST_STATUSES, 'x-messages': postMessages.invalidStatus },
-    title: {
+    title: noNul('title', {
       ...postTitle,
       'x-messages': {
         type: postMessages.titleNotString,
         pattern: postMessages.titleRequired,
         maxLength: postMessages.titleTooLong,
       },
-    },
-    body: {
+    }),
+    body: noNul('body', {
       ...postBody,
       'x-messages': {
         type: postMessages.bodyNotString,
         pattern: postMessages.bodyTooShort,
         maxLength: postMessages.bodyTooLong,
       },
-    },
+    }),
   },
   'x-error': { status: 400 },
   'x-messages': { minProperties: postMessages.noSupportedFields },
 } as const;
 
 const noteProperties = {
-  title: {
+  title: noNul('title', {
     type: 'string',
     pattern: NOT_BLANK_PATTERN,
     maxLength: LIMITS.noteTitleMax,
     'x-messages': noteMessages.titleRequired,
-  },
-  body: { type: 'string', maxLength: LIMITS.noteBodyMax, 'x-messages': noteMessages.bodyInvalid },
+  }),
+  body: noNul('body', { type: 'string', maxLength: LIMITS.noteBodyMax, 'x-messages': noteMessages.bodyInvalid }),
   attachmentKey: {
     type: ['string', 'null'],
     pattern: UPLOAD_KEY_PATTERN,
@@ -235,19 +262,19 @@ export const updateNoteSchema = {
 } as const;
 
 const uploadProperties = {
-  contentType: {
+  contentType: noNul('contentType', {
     type: 'string',
     pattern: NOT_BLANK_PATTERN,
     description: 'A media type on the allowlist (UPLOAD_ALLOWED_TYPES).',
     'x-messages': fileMessages.contentTypeAndFilenameRequired,
-  },
-  filename: {
+  }),
+  filename: noNul('filename', {
     type: 'string',
     minLength: 1,
     maxLength: LIMITS.filenameMax,
     description: 'Only its extension is used.',
     'x-messages': { maxLength: fileMessages.filenameTooLong, default: fileMessages.contentTypeAndFilenameRequired },
-  },
+  }),
   size: {
     type: 'integer',
     minimum: 1,
@@ -511,6 +538,6 @@ export const attachmentRemovedSchema = {
   required: ['key', 'reason'],
   properties: {
     key: { type: 'string', pattern: UPLOAD_KEY_PATTERN },
-    reason: { type: 'string', minLength: 1, maxLength: 500 },
+    reason: noNul('reason', { type: 'string', minLength: 1, maxLength: 500 }),
   },
 } as const;

@@ -25,7 +25,7 @@ export interface Credentials {
   password: string;
 }
 
-const EMAIL = new RegExp(EMAIL_PATTERN);
+const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
