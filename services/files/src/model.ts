@@ -145,3 +145,95 @@ export function linkSlotModel(connection: Connection): LinkSlotModel {
     (connection.models.LinkSlot as LinkSlotModel | undefined) ?? connection.model<LinkSlot>('LinkSlot', linkSlotSchema)
   );
 }
+
+/** What a reservation of an account's upload budget is for (see upload-budget.ts). */
+export const RESERVATION_KINDS = ['sized', 'sizeless', 'multipart'] as const;
+export type ReservationKind = (typeof RESERVATION_KINDS)[number];
+
+/** An object storage was seen to hold for a reservation, after its links expired. */
+export interface FoundObject {
+  key: string;
+  size: number;
+  /** When the sweeper removes it if nothing attaches it (the claim TTL and its margin after the put). */
+  until: Date;
+}
+
+/**
+ * One reservation in an account's upload budget, and the lap of its budget slot that it took.
+ * `_id` is `<family>:<ownerId>#<slot>.<lap>`: `_id`'s unique index lets one taker insert each lap.
+ */
+export interface BudgetLap {
+  _id: string;
+  /** Which budget: single-PUT links, or multipart uploads. */
+  family: string;
+  ownerId: string;
+  slot: number;
+  lap: number;
+  kind: ReservationKind;
+  /**
+   * The keys reserved: a multipart upload's or a size-less link's key; for links with size, a
+   * block of key prefixes `uploads/<uuid>.` that one replica hands out (link-blocks.ts).
+   */
+  keys: string[];
+  /** The bytes reserved, for all its keys together. */
+  bytes: number;
+  /** The bytes and keys the slot holds with this lap, since the slot was last recounted. */
+  total: number;
+  count: number;
+  /** When the last link of its keys expires: after it (and the check delay) nothing more can be put. */
+  linkExpiresAt: Date | null;
+  at: Date;
+  /** Seen to hold nothing any more at a recount. */
+  resolved?: boolean;
+  /** Once its links expired, what storage held under its keys (looked at once; `found` then). */
+  looked?: boolean;
+  found?: FoundObject[];
+  /** Past the prune's age, and kept as its slot's newest lap: the prune looks at it no more. */
+  idle?: boolean;
+}
+
+const budgetLapSchema = new Schema<BudgetLap>(
+  {
+    _id: { type: String, required: true },
+    family: { type: String, required: true },
+    ownerId: { type: String, required: true },
+    slot: { type: Number, required: true },
+    lap: { type: Number, required: true },
+    kind: { type: String, enum: RESERVATION_KINDS, required: true },
+    keys: { type: [String], required: true },
+    bytes: { type: Number, required: true },
+    total: { type: Number, required: true },
+    count: { type: Number, required: true },
+    linkExpiresAt: { type: Date, default: null },
+    at: { type: Date, required: true },
+    resolved: { type: Boolean, default: false },
+    looked: { type: Boolean, default: false },
+    found: {
+      type: [
+        new Schema<FoundObject>(
+          {
+            key: { type: String, required: true },
+            size: { type: Number, required: true },
+            until: { type: Date, required: true },
+          },
+          { _id: false, versionKey: false, strict: 'throw' },
+        ),
+      ],
+      default: undefined,
+    },
+    idle: { type: Boolean, default: false },
+  },
+  { versionKey: false, strict: 'throw', collection: 'upload_budget' },
+);
+// An account's laps (every take reads them when it has none in memory), and the prune's query.
+budgetLapSchema.index({ ownerId: 1 });
+budgetLapSchema.index({ at: 1 });
+
+export type BudgetLapModel = Model<BudgetLap>;
+
+export function budgetLapModel(connection: Connection): BudgetLapModel {
+  return (
+    (connection.models.BudgetLap as BudgetLapModel | undefined) ??
+    connection.model<BudgetLap>('BudgetLap', budgetLapSchema)
+  );
+}
