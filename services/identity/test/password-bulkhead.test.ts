@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 let addresses = 0;
-const freshAddress = () => `198.51.100.${(addresses += 1)}`;
+const freshAddress = () => {
+  addresses += 1;
+  return `198.51.100.${addresses}`;
+};
 
 /** A login from `address`; resolves to its status, and records when it finished. */
 function login(address: string, email: string, password: string, finished: string[], label: string) {
