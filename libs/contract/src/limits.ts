@@ -44,11 +44,20 @@ export const TAG_PATTERN = `^[A-Za-z0-9-]{1,${LIMITS.tagMax}}$`;
 export const STORED_TAG_PATTERN = `^[a-z0-9-]{1,${LIMITS.tagMax}}$`;
 /**
  * Something that looks like an e-mail address, spaces around it allowed (they are trimmed). No
- * control or format character (U+202E, U+200B: an address that reads like another), no lone
- * surrogate, and no U+FFFD (what undecodable bytes become): different inputs, one account. A
- * Unicode pattern: compile it with the `u` flag.
+ * control character (C0, C1), no format character of the Basic Multilingual Plane (U+00AD,
+ * U+200B–U+200F, U+202A–U+202E, U+2060–U+206F, U+FEFF, …: an address that reads like another),
+ * no lone surrogate, and no U+FFFD (what undecodable bytes become): different inputs, one account.
+ * Written as ranges rather than Unicode properties, so that every JSON Schema tool reads it (a
+ * fuzzer's regex engine has no `\p{…}`); compile it with the `u` flag, so that a surrogate range
+ * matches lone surrogates only.
  */
-const NOT_IN_ADDRESS = '\\s@\\p{Cc}\\p{Cf}\\p{Cs}\\uFFFD';
+const NOT_IN_ADDRESS = [
+  '\\s@',
+  '\\u0000-\\u001F\\u007F-\\u009F',
+  '\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u08E2\\u180E',
+  '\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u206F',
+  '\\uD800-\\uDFFF\\uFEFF\\uFFF9-\\uFFFB\\uFFFD',
+].join('');
 export const EMAIL_PATTERN = `^\\s*[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+\\s*$`;
 /** Not empty and not only spaces. */
 export const NOT_BLANK_PATTERN = '\\S';
