@@ -436,12 +436,10 @@ async function main(): Promise<void> {
     for (const size of VOLUMES)
       volumes.push(await scenario(`10 embedded default, ${size} posts`, () => atVolume(size)));
 
-    // 5. Issuing an upload link, both kinds, through the gateway. A link with size is mostly a
-    // signature (its key and share of the account's budget come from a block the files replica
-    // holds, one write per block), so it is held to a read by id; one without size (the contract's
-    // request) records the link and takes a slot, so it is held to a write, a post create. Links
-    // come from many callers, as they do in use: one caller holds at most UPLOAD_MAX_OPEN_LINKS
-    // size-less links, and UPLOAD_MAX_UNCLAIMED uploads not yet attached.
+    // 5. Issuing an upload link, both kinds, through the gateway. A link with size writes nothing
+    // (a signature), so it is held to a read by id; one without size (the contract's request)
+    // records the link and takes a slot, so it is held to a write, a post create. Size-less links
+    // come from many callers, as they do in use: one caller holds at most UPLOAD_MAX_OPEN_LINKS.
     const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt', size: 1024 });
     const sizelessBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt' });
     const callers = Array.from({ length: SIZELESS_CALLERS }, () => ({
@@ -453,8 +451,7 @@ async function main(): Promise<void> {
       interleave([
         {
           name: 'upload-url',
-          run: () =>
-            load({ url: `${gw}/upload-url`, method: 'POST', rotateHeaders: callers, body: uploadBody, connections: C }),
+          run: () => load({ url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: C }),
         },
         { name: 'GET post', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
         {
@@ -571,7 +568,7 @@ async function main(): Promise<void> {
         (async () => {
           for (let i = 0; i < 3; i++)
             await load(
-              { url: `${gw}/upload-url`, method: 'POST', rotateHeaders: callers, body: uploadBody, connections: 2 },
+              { url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: 2 },
               each,
             );
         })(),

@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
@@ -39,16 +39,6 @@ export const configSpec = {
    * can put up to storage's 5 GB until its key is checked (see uploads.ts).
    */
   UPLOAD_MAX_OPEN_LINKS: env.int(50, { min: 1, max: 10_000 }),
-  /**
-   * What one account may hold in uploads not yet attached to a note, through single-PUT links (a
-   * link with size at its size, one without at UPLOAD_MAX_BYTES): bytes, and how many uploads.
-   * Over either: 429 with Retry-After. A link's share ends once it is attached, removed, or expired
-   * with nothing put (see reservations.ts).
-   */
-  UPLOAD_MAX_UNCLAIMED_BYTES: env.int(2 * 1024 ** 3, { min: 1, max: 1024 ** 4 }),
-  UPLOAD_MAX_UNCLAIMED: env.int(1000, { min: 1, max: 100_000 }),
-  /** Multipart uploads one account may have open (not yet attached or removed), each up to UPLOAD_MAX_BYTES_MULTIPART. */
-  UPLOAD_MAX_OPEN_MULTIPART: env.int(8, { min: 1, max: 10_000 }),
   /** How long after a size-less link expires its key is checked: a PUT begun in time may still be arriving. */
   UPLOAD_CHECK_DELAY: env.durationMs('30s'),
   /** The notes service, told of an attachment whose object the check removed. */
@@ -70,9 +60,5 @@ export type Config = ConfigOf<typeof configSpec>;
 
 /** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  const config = readEnvConfig(configSpec, source);
-  if (config.UPLOAD_MAX_UNCLAIMED_BYTES < config.UPLOAD_MAX_BYTES) {
-    throw new ConfigError(['UPLOAD_MAX_UNCLAIMED_BYTES must be at least UPLOAD_MAX_BYTES: one largest file must fit']);
-  }
-  return config;
+  return readEnvConfig(configSpec, source);
 }

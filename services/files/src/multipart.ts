@@ -13,7 +13,6 @@ import type { ObjectStorage, StoredPart } from '@cs/storage';
 import type { UploadModel } from './model';
 import type { Records } from './records';
 import { messages } from './schemas';
-import type { UploadBudget } from './upload-budget';
 import type { UploadRequest } from './upload-input';
 import { extensionOf } from './upload-key';
 import type { Uploads } from './uploads';
@@ -48,15 +47,12 @@ export function createMultipart({
   model,
   records,
   uploads,
-  budget,
   storage,
   settings,
 }: {
   model: UploadModel;
   records: Records;
   uploads: Uploads;
-  /** The account's bound on open multipart uploads (upload-budget.ts). */
-  budget: UploadBudget;
   storage: ObjectStorage;
   settings: MultipartSettings;
 }) {
@@ -86,9 +82,6 @@ export function createMultipart({
       const key = `uploads/${id}.${extensionOf(filename)}`;
       const partSize = partSizeFor(size, settings.partSize);
       const partCount = Math.ceil(size / partSize);
-      // A place among the account's open uploads first; one left unused (storage or the record
-      // failed below) settles once its record is seen missing (reservations.ts).
-      await budget.take(ownerId, { keys: [key], kind: 'multipart', bytes: size, linkExpiresAt: null });
       const storageUploadId = await storage.createMultipartUpload(key, contentType);
       try {
         await model.create({

@@ -23,11 +23,6 @@ export const messages = {
   claimExpired: 'The file was uploaded too long ago to be attached; upload it again',
   uploadAttached: 'This upload is attached to a note; delete the note to remove it',
   uploadBusy: 'This upload is being changed by another request; try again',
-  tooMuchUnclaimed: (maxBytes: number, maxUploads: number) =>
-    `Too many uploads are waiting to be attached to a note (at most ${maxBytes} bytes in ${maxUploads} uploads per account); attach or remove some, or wait for unused links to expire`,
-  tooManyMultipart: (max: number) =>
-    `At most ${max} multipart uploads may be open at once; complete and attach one, or abort one`,
-  budgetBusy: 'Too many upload requests at once for this account; try again',
   notUploaded: 'The file has not been uploaded yet',
   notClaimable: 'This upload cannot be attached (already attached or removed)',
   uploadUrlFailed: 'Failed to create upload URL',

@@ -29,14 +29,12 @@ import type { Logger } from '@cs/log';
 import { isDuplicateKey, sleep, trusted } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
-import type { LinkBlocks } from './link-blocks';
 import type { LinkSlots } from './link-slots';
 import type { UploadModel, UploadRecord, UploadState } from './model';
 import type { Read, Records } from './records';
 import { messages } from './schemas';
-import type { UploadBudget } from './upload-budget';
 import type { UploadRequest } from './upload-input';
-import { extensionOf, newUploadKey } from './upload-key';
+import { newUploadKey } from './upload-key';
 
 export interface UploadSettings {
   uploadTtlS: number;
@@ -73,36 +71,8 @@ export const sweeperFailures = counter(
 const LEASE_MS = 60_000;
 /** Records the sweeper reads per query; each is then taken, or left to a replica that took it. */
 const SWEEP_BATCH = 20;
-/**
- * Listing pages (of 1,000 objects) the sweeper reads per pass at least, going on from where it
- * stopped; more when the listing is longer, so that a whole cycle takes at most LISTING_CYCLE_PASSES.
- */
+/** Listing pages (of 1,000 objects) the sweeper reads per pass, going on from where it stopped. */
 const SCAN_PAGES = 10;
-const LISTING_CYCLE_PASSES = 5;
-/**
- * How long one kind of the sweeper's work goes on in a pass, unless nothing more is due first; the
- * pass then does the other kinds and comes back (sweepOnce): its pace follows the backlog.
- */
-export const SWEEP_SLICE_MS = 20_000;
-
-/** How long one kind of the sweeper's work may go on, and whether it stopped with more due. */
-export interface Slice {
-  until: number;
-  cutShort: boolean;
-}
-
-export function sliceOf(ms = SWEEP_SLICE_MS): Slice {
-  return { until: Date.now() + ms, cutShort: false };
-}
-
-/** Whether the slice's time is up; if so, it says so (there was more to do). */
-function timeUp(slice: Slice): boolean {
-  if (Date.now() < slice.until) return false;
-  slice.cutShort = true;
-  return true;
-}
-/** Released records the purge reads per query. */
-const PURGE_BATCH = 100;
 /** How many times an abandon reads the record again after another writer took its turn. */
 const ABANDON_TRIES = 6;
 /** Last-Modified in a HEAD is an HTTP date: whole seconds. */
@@ -118,7 +88,7 @@ const DECLARED_SIZE = 'size';
  * from the TTL on (at most a second later, see LAST_MODIFIED_PRECISION_MS): so a claim and the
  * sweeper never act on one object at once, even with clocks that differ by minutes.
  */
-export function sweepMarginMs(claimTtlMs: number): number {
+function sweepMarginMs(claimTtlMs: number): number {
   return Math.max(LAST_MODIFIED_PRECISION_MS, Math.min(10 * 60_000, claimTtlMs));
 }
 
@@ -133,8 +103,6 @@ export function createUploads({
   model,
   records,
   slots,
-  budget,
-  blocks,
   storage,
   settings,
   logger,
@@ -142,10 +110,6 @@ export function createUploads({
   model: UploadModel;
   records: Records;
   slots: LinkSlots;
-  /** The account's bound on bytes and uploads not yet attached (upload-budget.ts)… */
-  budget: UploadBudget;
-  /** …which links with size take their keys from, in blocks (link-blocks.ts). */
-  blocks: LinkBlocks;
   storage: ObjectStorage;
   settings: UploadSettings;
   logger: Logger;
@@ -153,9 +117,6 @@ export function createUploads({
   const { read, owned, advance } = records;
   /** Where the scan of `uploads/` goes on at the next pass; from the start when undefined. */
   let scanAfter: string | undefined;
-  /** Pages read in the listing's current cycle, and in the whole last one (unknown before it ends). */
-  let cyclePages = 0;
-  let lastCyclePages = 0;
 
   /**
    * A claim of an object a single-PUT link put there, with no record yet: its signed metadata
@@ -254,15 +215,11 @@ export function createUploads({
   return {
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
       await storage.assertReachable();
+      const key = newUploadKey(filename);
       const expiresIn = settings.uploadTtlS;
       if (size === undefined) {
-        const key = newUploadKey(filename);
         const issuedAt = new Date();
         const expiresAt = new Date(issuedAt.getTime() + expiresIn * 1000);
-        // Room in the account's budget first, at the upload limit: its size is unknown until
-        // storage has it. A refusal below leaves the reservation to settle (reservations.ts).
-        const reservation = { keys: [key], bytes: settings.maxBytes, linkExpiresAt: expiresAt };
-        await budget.take(ownerId, { ...reservation, kind: 'sizeless' });
         // The slot and the record at once: a refused slot takes its record back (never handed out).
         const [slot, record] = await Promise.allSettled([
           slots.take(ownerId, key, expiresAt),
@@ -283,8 +240,6 @@ export function createUploads({
         if (record.status === 'rejected') throw record.reason;
         return { ...(await storage.signPut(key, { contentType, expiresIn })), key, expiresIn };
       }
-      // Its key and its share of the account's budget, from the block this replica holds.
-      const key = await blocks.key(ownerId, size, extensionOf(filename));
       const metadata = { [OWNER]: ownerId, [DECLARED_SIZE]: String(size) };
       const link = await storage.signPut(key, { contentType, size, metadata, expiresIn });
       return { ...link, key, expiresIn };
@@ -363,13 +318,13 @@ export function createUploads({
     },
 
     /**
-     * Keys issued longer ago than the claim TTL and never attached, and releases whose lease ran
-     * out: until none is due, or the slice is up (then the pass comes back, see sweepOnce). Replicas that
-     * sweep at once read the same records, and each record goes to the one that takes its turn.
+     * One pass: keys issued longer ago than the claim TTL and never attached, and releases whose
+     * lease ran out. Replicas that sweep at once read the same records, and each record goes to
+     * the one that takes its turn.
      */
-    async sweep(slice = sliceOf()): Promise<number> {
+    async sweep(limit = 100): Promise<number> {
       let released = 0;
-      while (!timeUp(slice)) {
+      while (released < limit) {
         const readAt = Date.now();
         const due = await model
           .find({
@@ -403,12 +358,11 @@ export function createUploads({
      * no longer change, so it is looked at once more, claimed or not. One that breaks a rule is
      * deleted; if a note holds it, the record says why and that the note is still to be told
      * (removals.ts), before the delete. Replicas that check at once take each record in turn.
-     * Until none is due, or the slice is up.
      */
-    async checkExpiredLinks(slice = sliceOf()): Promise<{ checked: number; refused: number }> {
+    async checkExpiredLinks(limit = 100): Promise<{ checked: number; refused: number }> {
       let refused = 0;
       let checked = 0;
-      while (!timeUp(slice)) {
+      while (checked < limit) {
         const due = await model
           .find({ checkAfter: trusted({ $lte: new Date() }), state: trusted({ $in: LIVE_STATES }) }, 'key')
           .limit(SWEEP_BATCH)
@@ -443,22 +397,14 @@ export function createUploads({
     /**
      * Objects under `uploads/` that no record names, older than the claim TTL and its margin: put
      * there by a link and never claimed. And over-limit objects of size-less keys that landed after
-     * their check: checked again at the next `checkExpiredLinks`. A pass reads SCAN_PAGES pages of
-     * the listing, or as many as make a whole cycle of it take LISTING_CYCLE_PASSES passes (while
-     * the slice lasts), and the next pass goes on from there. Replicas may delete the same object:
-     * deleting is idempotent.
+     * their check: checked again at the next `checkExpiredLinks`. A pass reads up to SCAN_PAGES pages of the listing and the
+     * next pass goes on from there. Replicas may delete the same object: deleting is idempotent.
      */
-    async sweepUnclaimed(slice = sliceOf()): Promise<number> {
+    async sweepUnclaimed(): Promise<number> {
       let deleted = 0;
-      const pages = Math.max(SCAN_PAGES, Math.ceil(lastCyclePages / LISTING_CYCLE_PASSES));
-      for (let page = 0; page < pages && !timeUp(slice); page++) {
+      for (let page = 0; page < SCAN_PAGES; page++) {
         const { objects, next } = await storage.listObjects('uploads/', { after: scanAfter });
         scanAfter = next;
-        cyclePages += 1;
-        if (!next) {
-          lastCyclePages = cyclePages;
-          cyclePages = 0;
-        }
         await recheckLate(objects.filter((o) => o.size > settings.maxBytes).map((o) => o.key));
         const cutoff = Date.now() - settings.claimTtlMs - sweepMarginMs(settings.claimTtlMs);
         const old = objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
@@ -486,7 +432,6 @@ export function createUploads({
      * the next call: identity calls again until it gets a 204.
      */
     async removeAllOf(ownerId: string): Promise<void> {
-      blocks.forget(ownerId);
       await slots.removeAllOf(ownerId);
       const owned = await model.find({ ownerId }, 'key multipart').lean<Pick<UploadRecord, 'key' | 'multipart'>[]>();
       for (const { key, multipart } of owned) {
@@ -500,31 +445,25 @@ export function createUploads({
      * Released records past their retention: their key's object is deleted once more (a link
      * still valid at the release could have put it back), then the record. Replicas may do the
      * same record at once: both steps are idempotent, and a released record never changes.
-     * Until none is due, or the slice is up.
      */
-    async purge(slice = sliceOf()): Promise<number> {
-      let purged = 0;
-      while (!timeUp(slice)) {
-        const due = await model
-          .find({
-            $or: [
-              { state: 'released', purgeAfter: trusted({ $lte: new Date() }) },
-              // Released before purge times were recorded.
-              { state: 'released', purgeAfter: null },
-            ],
-            // A note still to be told of its removed attachment keeps the record (removals.ts).
-            notesToTell: trusted({ $ne: true }),
-          })
-          .limit(PURGE_BATCH)
-          .lean<UploadRecord[]>();
-        for (const { key } of due) {
-          await storage.deleteObject(key);
-          await model.deleteOne({ key, state: 'released' });
-        }
-        purged += due.length;
-        if (due.length < PURGE_BATCH) break;
+    async purge(limit = 100): Promise<number> {
+      const due = await model
+        .find({
+          $or: [
+            { state: 'released', purgeAfter: trusted({ $lte: new Date() }) },
+            // Released before purge times were recorded.
+            { state: 'released', purgeAfter: null },
+          ],
+          // A note still to be told of its removed attachment keeps the record (removals.ts).
+          notesToTell: trusted({ $ne: true }),
+        })
+        .limit(limit)
+        .lean<UploadRecord[]>();
+      for (const { key } of due) {
+        await storage.deleteObject(key);
+        await model.deleteOne({ key, state: 'released' });
       }
-      return purged;
+      return due.length;
     },
   };
 }

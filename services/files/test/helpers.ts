@@ -16,8 +16,6 @@ import {
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
 import { type UploadModel, uploadModel } from '../src/model';
-import type { Removals } from '../src/removals';
-import type { UploadBudget } from '../src/upload-budget';
 import type { Uploads } from '../src/uploads';
 
 export interface FilesHarness {
@@ -25,9 +23,6 @@ export interface FilesHarness {
   http: ReturnType<typeof api>;
   model: UploadModel;
   uploads: Uploads;
-  /** What the sweeper passes to `sweepOnce` besides `uploads`. */
-  removals: Removals;
-  budgets: UploadBudget[];
   /** The service's tombstones of deleted accounts. */
   accounts: DeletedAccounts;
   /** A storage client of the test's own, to look at what really is in the bucket. */
@@ -77,7 +72,7 @@ export async function startFiles(
     ...env,
   });
   const logs = captureLogger('files');
-  const { app, uploads, storage, accounts, removals, budgets } = await createApp({
+  const { app, uploads, storage, accounts } = await createApp({
     config,
     connection: database.connection,
     logger: logs.logger,
@@ -88,8 +83,6 @@ export async function startFiles(
     http: api(app.callback()),
     model: uploadModel(database.connection),
     uploads,
-    removals,
-    budgets,
     accounts,
     bucket,
     db: database,

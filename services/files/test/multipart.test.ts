@@ -27,8 +27,6 @@ beforeAll(async () => {
     MULTIPART_PART_SIZE: String(PART),
     UPLOAD_MAX_BYTES_MULTIPART: String(64 * MiB),
     UPLOAD_CLAIM_TTL: '2s',
-    // One owner leaves many uploads open here; the bound on them has a test of its own.
-    UPLOAD_MAX_OPEN_MULTIPART: '100',
   });
 });
 afterAll(async () => {
