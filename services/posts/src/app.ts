@@ -32,13 +32,15 @@ export async function createApp({ config, connection, logger, authenticate }: De
 
 /**
  * List computations that are not kept: LIST_COLD_CONCURRENCY at once (each reads every matching
- * post on FerretDB), 4 waiting per client and 16 per place in all; past that 429 or 503.
+ * post on FerretDB). Fairness comes from the turns, not from a small line: a client with many
+ * waiting delays another by one computation each. So a busy address (an office, 40 workers) may
+ * have 64 waiting, and 64 per place in all; past that 429 or 503.
  */
 export function coldListBulkhead({ LIST_COLD_CONCURRENCY = 2 }: Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>) {
   return createBulkhead({
     name: 'list',
     concurrency: LIST_COLD_CONCURRENCY,
-    perClient: 4,
-    total: 16 * LIST_COLD_CONCURRENCY,
+    perClient: 64,
+    total: 64 * LIST_COLD_CONCURRENCY,
   });
 }
