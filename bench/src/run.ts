@@ -6,7 +6,9 @@
  * Knobs (environment): BENCH_ROUNDS (5), BENCH_DURATION_S (4), BENCH_SOAK_S (60),
  * BENCH_SIZES (1000,10000), BENCH_VOLUMES (10000,50000), BENCH_MULTIPART_MB (1024), BENCH_MULTIPART_ROUNDS (3),
  * BENCH_OBSERVED_ROUNDS (7), BENCH_OBSERVED_WARMUP_S (15),
- * BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT.
+ * BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT,
+ * BENCH_ATTACK_POSTS (10000), BENCH_ATTACK_S (25) (scenario 11, attacks.ts),
+ * BENCH_ONLY=attacks: scenario 11 alone (about 4 minutes), its report in place of the whole run's.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,8 +30,10 @@ import {
   waitFor,
   withDatabase,
 } from '@cs/devstack';
+import { markListingChanged } from '@cs/posts/dist/src/listing';
 import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
+import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import type { LoadResult, LoadSpec } from './load';
 import { memoryOf, processTree, rssMb } from './rss';
 import { median, pairedRatio, percentile, round } from './stats';
@@ -61,6 +65,9 @@ const PART_CONCURRENCY = 4;
 /** The contract's cost; the smoke test lowers it, or half a second of load would see no login. */
 const BCRYPT_COST = process.env.BENCH_BCRYPT_COST ?? '12';
 const OUT = process.env.BENCH_OUT ?? join(REPO_ROOT, 'bench', 'results');
+/** The scenarios that can run alone; unset: every scenario. */
+const ONLY = process.env.BENCH_ONLY ?? '';
+if (ONLY && ONLY !== 'attacks') throw new Error(`BENCH_ONLY=${ONLY}: only "attacks" runs alone`);
 const NODE = process.execPath;
 const DIST = join(REPO_ROOT, 'bench', 'dist', 'src');
 const SECRET = `bench-secret-${'x'.repeat(40)}`;
@@ -133,6 +140,44 @@ async function main(): Promise<void> {
     const [mongo, storage] = await Promise.all([startMongo({ dataDir }), startStorage({ dataDir, ...S3 })]);
     owned.push(mongo, storage);
     await prepareBucket({ endpoint: storage?.url ?? '', ...S3, corsOrigins: [] });
+
+    // 11. Attacks beside a bystander, on a system of their own with the gateway's limits on.
+    const attacksScenario = () =>
+      runAttacks({
+        dataDir: join(dataDir, 'attacks'),
+        mongoUrl: mongo?.url ?? '',
+        storage: { endpoint: storage?.url ?? '', ...S3 },
+        jwtSecret: SECRET,
+        dbPrefix: `b${process.pid}_a_`,
+        bcryptCost: BCRYPT_COST,
+        dist: DIST,
+        node: NODE,
+        own: (system) => owned.push(system),
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
+    const machine = {
+      cores: cpus().length,
+      cpu: cpus()[0]?.model,
+      memoryGb: round(totalmem() / 2 ** 30),
+      node: process.version,
+      mongo: mongo?.kind,
+      storage: storage?.kind,
+      note: mongo.kind.startsWith('FerretDB')
+        ? 'FerretDB sends down only equality filters (PostgreSQL) or only _id (SQLite), never sort, skip or limit: database figures are not MongoDB figures.'
+        : undefined,
+    };
+    if (ONLY === 'attacks') {
+      process.stdout.write('bench: 11 attacks beside a bystander, alone (BENCH_ONLY)…\n');
+      const attacks = await attacksScenario();
+      writeReport({
+        when: new Date().toISOString(),
+        durationS: round((Date.now() - started) / 1000),
+        only: ONLY,
+        machine,
+        scenarios: { attacks },
+      });
+      return;
+    }
 
     const system: RunningSystem = await startSystem({
       dataDir,
@@ -259,15 +304,8 @@ async function main(): Promise<void> {
       });
       if (!res.ok) throw new Error(`PUT ${postPath}: ${res.status}`);
     };
-    // Posts written around the service: its kept pages are told, as any such write must.
-    const listingChanged = () =>
-      db
-        .collection('listing_versions')
-        .updateOne(
-          { _id: 'published' as unknown as Types.ObjectId },
-          { $set: { token: new Types.ObjectId() } },
-          { upsert: true },
-        );
+    // Posts written around the service: its kept listing is told, as any such write must.
+    const listingChanged = () => markListingChanged(db);
     const atVolume = async (size: number) => {
       while (stored < size) {
         const first = stored;
@@ -588,22 +626,15 @@ async function main(): Promise<void> {
     const afterLoadMemory = memorySnapshot();
     await db.close();
 
+    process.stdout.write('bench: 11 attacks beside a bystander…\n');
+    const attacks: AttacksReport = await attacksScenario();
+
     const ratio = (a = 0, b = 1) => round(a / b, 3);
     const report = {
       when: new Date().toISOString(),
       durationS: round((Date.now() - started) / 1000),
       settings: { rounds: ROUNDS, durationS: DURATION_S, soakS: SOAK_S, connections: C },
-      machine: {
-        cores: cpus().length,
-        cpu: cpus()[0]?.model,
-        memoryGb: round(totalmem() / 2 ** 30),
-        node: process.version,
-        mongo: mongo?.kind,
-        storage: storage?.kind,
-        note: mongo.kind.startsWith('FerretDB')
-          ? 'FerretDB sends down only equality filters (PostgreSQL) or only _id (SQLite), never sort, skip or limit: database figures are not MongoDB figures.'
-          : undefined,
-      },
+      machine,
       scenarios: {
         gatewayHop: {
           ...hop,
@@ -659,12 +690,10 @@ async function main(): Promise<void> {
           afterLoad: afterLoadMemory,
           idleGoal: 'the five processes together ≤ 300 MB',
         },
+        attacks,
       },
     };
-    mkdirSync(OUT, { recursive: true });
-    writeFileSync(join(OUT, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(OUT, 'latest.md'), markdown(report));
-    process.stdout.write(markdown(report));
+    writeReport(report);
   } finally {
     await stopAll();
     // The servers' data (up to 10,000 posts) is of no use after the run; KEEP_BENCH_DATA keeps it.
@@ -675,10 +704,39 @@ async function main(): Promise<void> {
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON built just above
 type Report = Record<string, any>;
 
+function writeReport(report: Report): void {
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(OUT, 'latest.md'), markdown(report));
+  process.stdout.write(markdown(report));
+}
+
 const failed = (x: Report): number => (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0);
 
 function markdown(r: Report): string {
   const s = r.scenarios;
+  const attacks = s.attacks as AttacksReport | undefined;
+  const rows = [...(s.gatewayHop ? everyScenarioRows(s) : []), ...(attacks ? attackRows(attacks) : [])];
+  const m = r.machine;
+  return [
+    `# Benchmark ${r.when}`,
+    '',
+    `${m.cores} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}; MongoDB protocol: ${m.mongo}; S3: ${m.storage}.`,
+    m.note ? `\n> ${m.note}\n` : '',
+    r.only
+      ? `Scenario 11 alone (BENCH_ONLY=${r.only}), ${r.durationS} s; the whole run's figures are in this file's history.`
+      : `Each figure is the median of ${r.settings.rounds} interleaved rounds of ${r.settings.durationS} s; soak ${r.settings.soakS} s. Whole run ${r.durationS} s. Scenario 9's ratios are the median of its round-by-round ratios to off.`,
+    '',
+    '| scenario | measured | ratio | goal |',
+    '|---|---|---|---|',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    '',
+    ...(attacks ? [attackSection(attacks)] : []),
+  ].join('\n');
+}
+
+/** The rows of scenarios 1 to 10, and memory: those of the whole run. */
+function everyScenarioRows(s: Report): [string, string, string, string][] {
   const rows: [string, string, string, string][] = [
     [
       '1 gateway hop',
@@ -772,19 +830,7 @@ function markdown(r: Report): string {
       ] as [string, string, string, string],
   );
   rows.push(...memoryRows);
-  const m = r.machine;
-  return [
-    `# Benchmark ${r.when}`,
-    '',
-    `${m.cores} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}; MongoDB protocol: ${m.mongo}; S3: ${m.storage}.`,
-    m.note ? `\n> ${m.note}\n` : '',
-    `Each figure is the median of ${r.settings.rounds} interleaved rounds of ${r.settings.durationS} s; soak ${r.settings.soakS} s. Whole run ${r.durationS} s. Scenario 9's ratios are the median of its round-by-round ratios to off.`,
-    '',
-    '| scenario | measured | ratio | goal |',
-    '|---|---|---|---|',
-    ...rows.map((row) => `| ${row.join(' | ')} |`),
-    '',
-  ].join('\n');
+  return rows;
 }
 
 void main().catch((err: unknown) => {

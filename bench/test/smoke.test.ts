@@ -34,6 +34,8 @@ function runBench(
           BENCH_OBSERVED_WARMUP_S: '0.5',
           BENCH_OUT: out,
           BENCH_BCRYPT_COST: '4',
+          BENCH_ATTACK_POSTS: '200',
+          BENCH_ATTACK_S: '1',
           // The run's own servers, named explicitly: a spread of jest's process.env does not
           // carry every key the global setup set.
           MONGO_URL: process.env.MONGO_URL,
@@ -42,7 +44,7 @@ function runBench(
           S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
           STORAGE_REGION: storage.region,
         },
-        timeout: 180_000,
+        timeout: 240_000,
       },
       (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
     );
@@ -125,6 +127,22 @@ describe('npm run bench, with tiny durations', () => {
       }
     }
     expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts']);
+    expect(s.attacks.posts).toBe(200);
+    expect(s.attacks.attacks.map((a: { name: string }) => a.name)).toEqual([
+      'one address',
+      '16 addresses',
+      'flipping account',
+      'distributed logins',
+    ]);
+    for (const attack of s.attacks.attacks) {
+      expect({ attack: attack.name, sent: attack.attacker.sent > 0 }).toEqual({ attack: attack.name, sent: true });
+      for (const read of ['read by id', 'note create', 'public list, page 1'])
+        expect({ attack: attack.name, read, sent: attack.bystander[read].sent > 0 }).toEqual({
+          attack: attack.name,
+          read,
+          sent: true,
+        });
+    }
     for (const m of Object.values(s.memory.soak) as { warmMb: number; afterMb: number }[]) {
       expect(m.warmMb).toBeGreaterThan(10);
       expect(m.afterMb).toBeGreaterThan(10);
@@ -135,7 +153,9 @@ describe('npm run bench, with tiny durations', () => {
     expect(table).toContain('1 gateway hop');
     expect(table).toContain('10 embedded default, 120 posts');
     expect(table).toContain('memory, idle after start');
-  }, 200_000);
+    expect(table).toContain('11 attack: distributed logins');
+    expect(table).toContain('## 11 Attacks beside a bystander');
+  }, 260_000);
 });
 
 describe('npm run bench:scale, with tiny durations', () => {
