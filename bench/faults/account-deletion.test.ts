@@ -26,8 +26,8 @@ const BOOKKEEPING = new Set([
   'password_resets',
   'password_reset_uses',
   'password_reset_requests',
-  // The posts list's version token: deleting an account's published posts replaces it.
-  'listing_versions',
+  // The posts list's change log: deleting an account's published posts is an entry in it.
+  'listing_changes',
 ]);
 
 let f: FaultSystem;

@@ -162,9 +162,10 @@ describe('metrics, scraped by Prometheus', () => {
       (found) => Object.entries(expected).every(([series, n]) => (found[series] ?? 0) >= n),
     );
     expect(counts).toEqual(expected);
-    // The database's share, by operation: each request's operations on the posts collection (a
-    // list is a find and a count, made once: the three lists after it, with no published post
-    // changed, read only the listing's version and answer the kept page), and on identity's users
+    // The database's share, by operation: each request's operations on the posts collection (the
+    // first list reads the listing whole, once, after finding the change log's newest entry: the
+    // head and one lookup; the three lists after it, with no published post changed, each look up
+    // the next entry of the log and find none), and on identity's users
     // (a registration looks the address up first, and one already taken stops there).
     const email = `ops-${randomBytes(5).toString('hex')}@example.com`;
     expect((await call('POST', '/api/auth/register', { body: { email, password: 'a fine password' } })).status).toBe(
@@ -175,7 +176,7 @@ describe('metrics, scraped by Prometheus', () => {
     );
     const operations = async () => {
       const samples = await query(
-        'sum by (job, collection, operation, outcome) (db_client_operation_duration_seconds_count{collection=~"posts|listing_versions|users"})',
+        'sum by (job, collection, operation, outcome) (db_client_operation_duration_seconds_count{collection=~"posts|listing_changes|users"})',
       );
       return Object.fromEntries(
         samples.map(({ metric: m, value }) => [
@@ -188,8 +189,7 @@ describe('metrics, scraped by Prometheus', () => {
       'posts posts save ok': 5,
       'posts posts findOne ok': 3,
       'posts posts find ok': 1,
-      'posts posts countDocuments ok': 1,
-      'posts listing_versions findOne ok': 4,
+      'posts listing_changes findOne ok': 5,
       'identity users findOne ok': 3,
       'identity users save ok': 2,
     };

@@ -2,9 +2,9 @@ import { type AppMiddleware, createBulkhead, createServiceApp, deletedAccountRou
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
+import { createListing } from './listing';
 import { postModel } from './model';
-import { createPageCache } from './page-cache';
-import { createPosts, pieceSize } from './posts';
+import { createPosts } from './posts';
 import { postRoutes } from './routes';
 
 export interface Deps {
@@ -19,7 +19,7 @@ export async function createApp({ config, connection, logger, authenticate }: De
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
-  const posts = createPosts(model, turns, createPageCache(connection, pieceSize), coldListBulkhead(config));
+  const posts = createPosts(model, turns, createListing(model, coldListBulkhead(config)));
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
@@ -31,10 +31,10 @@ export async function createApp({ config, connection, logger, authenticate }: De
 }
 
 /**
- * List computations that are not kept: LIST_COLD_CONCURRENCY at once (each reads every matching
- * post on FerretDB). Fairness comes from the turns, not from a small line: a client with many
- * waiting delays another by one computation each. So a busy address (an office, 40 workers) may
- * have 64 waiting, and 64 per place in all; past that 429 or 503.
+ * Lookups of list texts that are not kept: LIST_COLD_CONCURRENCY at once. Fairness comes from the
+ * turns, not from a small line: a client with many waiting delays another by one lookup each. So
+ * a busy address (an office, 40 workers) may have 64 waiting, and 64 per place in all; past that
+ * 429 or 503.
  */
 export function coldListBulkhead({ LIST_COLD_CONCURRENCY = 2 }: Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>) {
   return createBulkhead({

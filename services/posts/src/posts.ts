@@ -4,17 +4,16 @@
  * next version, taken as a turn (`@cs/mongo` turns), so a draft is published once, with one
  * publishedAt, however many requests race for it, on FerretDB as on MongoDB.
  *
- * Pages of the public list are kept between changes to published posts (page-cache.ts): every
- * operation that can change what the list shows says so before it returns.
+ * The public list is kept in memory (listing.ts): every operation that can change what it shows
+ * says so before it returns.
  */
 import { HttpError } from '@cs/errors';
-import type { Bulkhead, PageQuery } from '@cs/koa';
-import { type Cursor, findPage, NEWEST_FIRST, type Page, type Turns } from '@cs/mongo';
-import type { QueryFilter } from 'mongoose';
+import type { PageQuery } from '@cs/koa';
+import { type Cursor, findPage, type Page, type Turns } from '@cs/mongo';
+import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
-import type { PageCache } from './page-cache';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
-import { messages, POST_LIMITS } from './schemas';
+import { messages } from './schemas';
 
 export interface PostPage {
   posts: Post[];
@@ -36,27 +35,10 @@ function concurrentChange(): HttpError {
 }
 
 /**
- * What the public list keeps (page-cache.ts): the count of a tag's published posts, and blocks of
- * BLOCK posts in list order. Every (page, limit) is cut from one or two blocks, so however a
- * client varies them, at most ceil(total / BLOCK) + 1 computations per tag can be cold, and a
- * page past the end costs the count alone.
+ * `listing`: the public list, kept in memory and told of every change to a published post
+ * (listing.ts) after it is written and before it is acknowledged.
  */
-export type ListPiece = number | Post[];
-export const BLOCK = POST_LIMITS.limitMax;
-
-/** What a kept piece costs in memory, roughly: the characters of its posts' text. */
-export function pieceSize(piece: ListPiece): number {
-  if (typeof piece === 'number') return 1;
-  let chars = 0;
-  for (const post of piece) chars += post.title.length + post.body.length;
-  return chars;
-}
-
-/**
- * `coldLists`: the bulkhead every list computation that is not kept runs in, taking turns per
- * client, so one client asking for pages no one else reads delays others by one computation each.
- */
-export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<ListPiece>, coldLists: Bulkhead) {
+export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
   /**
    * One write to the author's post, in its turn; anyone else's post is as good as missing.
    * `check` refuses before the turn is taken.
@@ -87,49 +69,10 @@ export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<Lis
   }
 
   return {
-    /**
-     * Published posts, newest first, with the tag filter when given: cut from the kept count and
-     * blocks (see ListPiece). The first block is computed beside the count; a later one only once
-     * the count says the page has posts. `client` is whose turn a cold computation takes.
-     */
+    /** Published posts, newest first, of the tag when given. `client` is whose turn a lookup takes. */
     async listPublished({ page, limit, tag }: ListQuery, client: string): Promise<PostPage> {
-      const filter: QueryFilter<PostRecord> =
-        tag === undefined ? { status: 'published' } : { status: 'published', tags: tag };
-      const view = await pages.view();
-      const cold =
-        <T extends ListPiece>(work: () => Promise<T>) =>
-        () =>
-          coldLists.run(client, work);
-      const count = () =>
-        view.get(
-          `${tag ?? ''} count`,
-          cold(() => posts.countDocuments(filter)),
-        ) as Promise<number>;
-      const block = (n: number) =>
-        view.get(
-          `${tag ?? ''} block ${n}`,
-          cold(async () => {
-            const records = await posts
-              .find(filter, POST_FIELDS)
-              .sort(NEWEST_FIRST)
-              .skip(n * BLOCK)
-              .limit(BLOCK)
-              .lean<PostRecord[]>();
-            return records.map(toPost);
-          }),
-        ) as Promise<Post[]>;
-
-      const offset = (page - 1) * limit;
-      const first = Math.floor(offset / BLOCK);
-      const [total, head] = await Promise.all([count(), first === 0 ? block(0) : undefined]);
-      const answer = (list: Post[]) => ({ posts: list, total, page, pages: Math.ceil(total / limit) });
-      if (offset >= total) return answer([]);
-      const last = Math.floor((Math.min(offset + limit, total) - 1) / BLOCK);
-      const blocks = await Promise.all(
-        Array.from({ length: last - first + 1 }, (_, i) => (i === 0 && head ? head : block(first + i))),
-      );
-      const start = offset - first * BLOCK;
-      return answer(blocks.flat().slice(start, start + limit));
+      const { posts: list, total } = await listing.page({ offset: (page - 1) * limit, limit, tag }, client);
+      return { posts: list, total, page, pages: Math.ceil(total / limit) };
     },
 
     /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */
@@ -159,20 +102,20 @@ export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<Lis
           ? { ...changes, publishedAt: new Date() }
           : changes;
       });
-      if (wasPublished || post.status === 'published') await pages.changed();
+      if (wasPublished || post.status === 'published') await listing.changed({ postId: id });
       return post;
     },
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
     async removeAllBy(authorId: string): Promise<void> {
       const { deletedCount } = await posts.deleteMany({ authorId });
-      if (deletedCount > 0) await pages.changed();
+      if (deletedCount > 0) await listing.changed({ authorId });
     },
 
     /** Deletes the author's post if there is one; nothing tells whether there was. */
     async remove(id: string, authorId: string): Promise<void> {
       const { deletedCount } = await posts.deleteOne({ _id: id, authorId });
-      if (deletedCount > 0) await pages.changed();
+      if (deletedCount > 0) await listing.changed({ postId: id });
     },
 
     /**
@@ -188,7 +131,7 @@ export function createPosts(posts: PostModel, turns: Turns, pages: PageCache<Lis
           if (current.status === 'published') throw alreadyPublished();
         },
       );
-      await pages.changed();
+      await listing.changed({ postId });
       return post;
     },
   };

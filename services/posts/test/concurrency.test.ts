@@ -8,9 +8,9 @@ import { createTurns } from '@cs/mongo';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { coldListBulkhead } from '../src/app';
+import { createListing } from '../src/listing';
 import { postModel } from '../src/model';
-import { createPageCache } from '../src/page-cache';
-import { createPosts, type Posts, pieceSize } from '../src/posts';
+import { createPosts, type Posts } from '../src/posts';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
 let h: PostsHarness;
@@ -27,8 +27,7 @@ beforeAll(async () => {
       createPosts(
         postModel(connection),
         await createTurns(connection),
-        createPageCache(connection, pieceSize),
-        coldListBulkhead({}),
+        createListing(postModel(connection), coldListBulkhead({})),
       ),
     );
   }

@@ -2,9 +2,9 @@ import type { DeletedAccounts } from '@cs/mongo';
 import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import { Types } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
+import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
-import { createPageCache, markListingChanged } from '../src/page-cache';
-import { createPosts, type Posts, pieceSize } from '../src/posts';
+import { createPosts, type Posts } from '../src/posts';
 
 export interface PostsHarness {
   app: Awaited<ReturnType<typeof createApp>>['app'];
@@ -26,7 +26,7 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     logger: logs.logger,
   });
   const model = postModel(db.connection);
-  const posts = createPosts(model, turns, createPageCache(db.connection, pieceSize), coldListBulkhead({}));
+  const posts = createPosts(model, turns, createListing(model, coldListBulkhead({})));
   return { app, http: api(app.callback()), model, posts, accounts, db, logs };
 }
 

@@ -1,14 +1,14 @@
 /**
- * What one list request can cost, whatever page and limit a client asks for: pages are cut from
- * kept blocks of 50 posts and a kept count, so a client varying page and limit finds few
- * computations to start, and a page past the end costs the count alone. Queries are counted as
- * the real database receives them.
+ * What one list request can cost, whatever page, limit and tag a client asks for: the listing is
+ * read whole once and kept (listing.ts), every page is cut from it, and a post's text is looked up
+ * once; a change costs a lookup of the changed post alone. Queries are counted as the real
+ * database receives them.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
 
 let h: PostsHarness;
-/** Queries on the posts collection since the test began: `find` and `countDocuments`. */
+/** Queries on the posts collection since the test began: `find` (the whole listing) and `findOne` (one post). */
 const queries: string[] = [];
 
 beforeAll(async () => {
@@ -36,7 +36,7 @@ const list = async (query: Record<string, string | number>) => {
 };
 
 describe('the cost of a public list page', () => {
-  it('when every page of every limit is asked, then each answer is the contract’s slice, and only the count and the blocks are computed', async () => {
+  it('when every page of every limit is asked, then each answer is the contract’s slice, from one read of the listing and one lookup per post', async () => {
     const { tag, titles } = await seedTag(120);
     queries.length = 0;
 
@@ -49,12 +49,13 @@ describe('the cost of a public list page', () => {
       }
     }
 
-    // 230 pages answered from one count and three blocks of 50.
-    expect(queries.filter((q) => q === 'countDocuments')).toHaveLength(1);
-    expect(queries.filter((q) => q === 'find')).toHaveLength(3);
+    // 230 pages answered from one read of the listing and one lookup of each post's text.
+    expect(queries.filter((q) => q === 'find')).toHaveLength(1);
+    expect(queries.filter((q) => q === 'findOne')).toHaveLength(120);
+    expect(queries.filter((q) => q !== 'find' && q !== 'findOne')).toEqual([]);
   });
 
-  it('when pages far past the end are asked, then they are answered from the count alone', async () => {
+  it('when pages far past the end are asked, then they are answered without a query', async () => {
     const { tag } = await seedTag(3);
     await list({ tag });
     queries.length = 0;
@@ -76,5 +77,28 @@ describe('the cost of a public list page', () => {
     const after = await list({ tag, page: 2, limit: 20 });
     expect(after.total).toBe(59);
     expect(after.posts.map((p) => p.title)).toEqual(titles.filter((t) => t !== titles[25]).slice(20, 40));
+  });
+});
+
+describe('the cost of a change to the list', () => {
+  it('when a post on the first page flips 40 times between published and draft, then each list after a flip costs one lookup of that post, never the whole listing', async () => {
+    const { tag, titles } = await seedTag(60);
+    const first = await h.model.findOne({ title: titles[0], tags: tag });
+    const [id, author] = [String(first?._id), String(first?.authorId)];
+    await list({ tag, page: 1, limit: 50 });
+    await list({ tag, page: 2, limit: 50 });
+    queries.length = 0;
+
+    for (let flip = 0; flip < 40; flip++) {
+      const status = flip % 2 === 0 ? 'draft' : 'published';
+      await h.posts.update(id, author, { status });
+      const body = await list({ tag, limit: 50 });
+      expect(body.total).toBe(status === 'draft' ? 59 : 60);
+      expect(body.posts[0]?.title).toBe(status === 'draft' ? titles[1] : titles[0]);
+    }
+
+    expect(queries.filter((q) => q === 'find')).toEqual([]);
+    // The update's own read and write, and the list's lookup of the changed post, per flip.
+    expect(queries.filter((q) => q === 'findOne')).toHaveLength(2 * 40);
   });
 });

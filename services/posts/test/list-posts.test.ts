@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { markListingChanged } from '../src/listing';
 import { type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
 
 let h: PostsHarness;
@@ -153,7 +154,8 @@ describe('GET /api/posts', () => {
   });
 
   it('when the database fails unexpectedly, then 500 with the fetch-posts message', async () => {
-    const spy = jest.spyOn(h.model, 'countDocuments').mockImplementationOnce(() => {
+    await markListingChanged(h.model.db);
+    const spy = jest.spyOn(h.model, 'find').mockImplementationOnce(() => {
       throw new Error('boom');
     });
     try {

@@ -1,0 +1,219 @@
+/**
+ * The public list, kept in this process and caught up, on every read, with every change
+ * acknowledged anywhere before that read began.
+ *
+ * Why. Neither FerretDB backend sends sort, skip or limit down to its database, and a count
+ * decodes every matching document: on FerretDB reading a page of the public list costs time in
+ * proportion to the posts stored (80 ms of FerretDB's CPU at 10,000 posts, on PostgreSQL). Kept
+ * pages that a change throws away let one account that flips its post between draft and
+ * published make every reader pay that, many times a second.
+ *
+ * How. The listing's order is held in memory (listing-index.ts): read whole once, then patched.
+ * Every change to a published post is logged after it is written and before it is acknowledged
+ * (listing-log.ts: numbered without gaps). A read first looks up the entry after the last one this
+ * process applied: almost always missing, one lookup by `_id`. Otherwise it reads each changed
+ * post by `_id` and applies it. So a change costs every replica one lookup of one post, and a page
+ * costs the lookups of the posts on it whose text is not kept. The catching up is shared: reads
+ * that arrive while one runs wait for the next, which starts after them, so no read can be
+ * answered from a catch-up that began before it arrived.
+ *
+ * The listing is read whole again when it is MAX_AGE_MS old (a change whose entry was never
+ * written, the database having failed between the two writes, is seen within that), when the log
+ * says anything may have changed (`markListingChanged`, after a write around the service), and
+ * when more than CATCH_UP_MAX entries came since the last read.
+ */
+import type { Bulkhead } from '@cs/koa';
+import type { Connection } from 'mongoose';
+import { ListingIndex, PLACED_FIELDS, type Placed, type PlacedRecord } from './listing-index';
+import { type Change, createListingLog, type ListingLog } from './listing-log';
+import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
+
+/** The listing is read whole again after this long, whatever the log says. */
+export const MAX_AGE_MS = 30_000;
+/** Past this many changes since the last read, reading the whole listing is cheaper. */
+const CATCH_UP_MAX = 256;
+/** About the memory the kept texts may take, in characters of titles and bodies. */
+const TEXT_BUDGET_CHARS = 4_000_000;
+/** A page whose posts change while it is cut is cut again, this many times at most. */
+const CUTS = 5;
+
+export interface ListedPage {
+  posts: Post[];
+  total: number;
+}
+
+export interface Listing {
+  /** The posts at `offset` (up to `limit`), of `tag` when given, and how many are listed in all. */
+  page(query: { offset: number; limit: number; tag?: string }, client: string): Promise<ListedPage>;
+  /** Call after a change to a published post is written, before it is acknowledged. */
+  changed(change: Change): Promise<void>;
+}
+
+interface State {
+  index: ListingIndex;
+  /** The last log entry applied. */
+  seq: number;
+  /** When the read of the whole listing began. */
+  readAt: number;
+}
+
+interface KeptText {
+  version: number;
+  post: Post;
+  chars: number;
+}
+
+const FIELDS = `${POST_FIELDS} version`;
+
+/** A write around the service (a seed, a migration, an operator's fix) says so after it. */
+export async function markListingChanged(connection: Connection): Promise<void> {
+  await createListingLog(connection).record({ all: true });
+}
+
+/**
+ * `coldWork`: the bulkhead that lookups of texts not kept run in, taking turns per client, so one
+ * client asking for pages no one else reads delays others by one lookup each.
+ */
+export function createListing(
+  posts: PostModel,
+  coldWork: Bulkhead,
+  log: ListingLog = createListingLog(posts.db),
+): Listing {
+  let state: State | undefined;
+  const texts = new Map<string, KeptText>();
+  let textChars = 0;
+
+  function keepText(record: PostRecord): Post {
+    const id = record._id.toHexString();
+    const post = toPost(record);
+    dropText(id);
+    const chars = post.title.length + post.body.length;
+    texts.set(id, { version: record.version ?? 0, post, chars });
+    textChars += chars;
+    for (const oldest of texts.keys()) {
+      if (textChars <= TEXT_BUDGET_CHARS) break;
+      dropText(oldest);
+    }
+    return post;
+  }
+
+  function dropText(id: string): void {
+    const kept = texts.get(id);
+    if (!kept) return;
+    texts.delete(id);
+    textChars -= kept.chars;
+  }
+
+  /** A post's state, read just now, applied to the index and to the kept texts. */
+  function applyRead(index: ListingIndex, id: string, record: PostRecord | null): boolean {
+    const changed = index.apply(id, record as PlacedRecord | null);
+    if (changed) {
+      if (record?.status === 'published') keepText(record);
+      else dropText(id);
+    }
+    return changed;
+  }
+
+  const readPost = (id: string) => posts.findById(id, FIELDS).lean<PostRecord>();
+
+  async function readWhole(): Promise<State> {
+    const readAt = Date.now();
+    const seq = await log.head();
+    const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
+    texts.clear();
+    textChars = 0;
+    state = { index: new ListingIndex(records), seq, readAt };
+    return state;
+  }
+
+  async function catchUp(): Promise<State> {
+    const current = state;
+    if (!current || Date.now() - current.readAt > MAX_AGE_MS) return readWhole();
+    const entries = await log.after(current.seq, CATCH_UP_MAX);
+    if (entries === null || entries.some(({ change }) => 'all' in change)) return readWhole();
+    if (entries.length === 0) return current;
+
+    const changedPosts = new Set<string>();
+    for (const { change } of entries) {
+      if ('authorId' in change) current.index.removeAuthor(change.authorId);
+      if ('postId' in change) changedPosts.add(change.postId);
+    }
+    const ids = [...changedPosts];
+    const records = await Promise.all(ids.map(readPost));
+    for (const [i, id] of ids.entries()) applyRead(current.index, id, records[i] ?? null);
+    current.seq = (entries.at(-1) as { seq: number }).seq;
+    return current;
+  }
+
+  // One catch-up runs at a time; a read that arrives meanwhile waits for the next one.
+  let running: Promise<State> | undefined;
+  let queued: Promise<State> | undefined;
+
+  function run(): Promise<State> {
+    const started = catchUp().finally(() => {
+      if (running === started) running = undefined;
+    });
+    running = started;
+    return started;
+  }
+
+  function caughtUp(): Promise<State> {
+    if (!running) return run();
+    queued ??= running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        queued = undefined;
+        return run();
+      });
+    return queued;
+  }
+
+  /**
+   * The texts of `slice`, from those kept or read now; undefined when a read shows the index
+   * behind (a post changed since the catch-up): it has been applied, and the page is cut again.
+   */
+  async function textsOf(index: ListingIndex, slice: readonly Placed[], client: string): Promise<Post[] | undefined> {
+    const found = new Map<string, Post>();
+    const missing: Placed[] = [];
+    for (const placed of slice) {
+      const kept = texts.get(placed.id);
+      if (kept && kept.version === placed.version) found.set(placed.id, kept.post);
+      else missing.push(placed);
+    }
+    if (missing.length > 0) {
+      const records = await coldWork.run(client, () => Promise.all(missing.map((p) => readPost(p.id))));
+      let behind = false;
+      for (const [i, placed] of missing.entries()) {
+        const record = records[i] ?? null;
+        if (record?.status === 'published' && (record.version ?? 0) === placed.version) {
+          found.set(placed.id, keepText(record));
+        } else {
+          applyRead(index, placed.id, record);
+          behind = true;
+        }
+      }
+      if (behind) return undefined;
+    }
+    return slice.map((placed) => found.get(placed.id) as Post);
+  }
+
+  return {
+    async page({ offset, limit, tag }, client) {
+      const { index } = await caughtUp();
+      for (let cut = 1; ; cut++) {
+        const list = index.list(tag);
+        const total = list.length;
+        const posts = offset >= total ? [] : await textsOf(index, list.slice(offset, offset + limit), client);
+        if (posts) return { posts, total };
+        if (cut === CUTS) throw new Error(`the list kept changing while page ${offset}/${limit} was cut`);
+      }
+    },
+
+    changed(change) {
+      return log.record(change);
+    },
+  };
+}

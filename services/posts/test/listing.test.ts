@@ -1,0 +1,207 @@
+/**
+ * The public list kept in memory (listing.ts), across two replicas of the posts service with
+ * their own connections to one real database: the list is kept while nothing is logged, and every
+ * change to a published post, made through either replica, is in the other's very next answer.
+ */
+import { api, captureLogger, TEST_JWT_SECRET, tellDeleted } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import mongoose, { type Connection } from 'mongoose';
+import { coldListBulkhead, createApp } from '../src/app';
+import { createListing, markListingChanged } from '../src/listing';
+import { createListingLog, type ListingLog } from '../src/listing-log';
+import { postModel } from '../src/model';
+import { newAuthor, type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
+
+let h: PostsHarness;
+let other: Connection;
+/** The second replica. */
+let b: ReturnType<typeof api>;
+
+beforeAll(async () => {
+  h = await startPosts(__filename);
+  other = await mongoose.createConnection(h.db.url).asPromise();
+  const { app } = await createApp({
+    config: { JWT_SECRET: TEST_JWT_SECRET },
+    connection: other,
+    logger: captureLogger('posts-b').logger,
+  });
+  b = api(app.callback());
+});
+afterAll(async () => {
+  await other.close();
+  await h.db.drop();
+});
+
+/** The titles replica B lists under the tag. */
+async function listedOnB(tag: string): Promise<string[]> {
+  const res = await b.get('/api/posts').query({ tag, limit: 50 });
+  expect(res.status).toBe(200);
+  expect(res.body.total).toBe(res.body.posts.length);
+  return res.body.posts.map((p: { title: string }) => p.title);
+}
+
+describe('kept pages of the public list', () => {
+  it('when the database changes behind the service, then the kept page is answered, until the listing is marked changed', async () => {
+    const tag = uniqueTag('kept');
+    await seed(h.model, [{ title: 'First', tags: [tag] }]);
+    expect(await listedOnB(tag)).toEqual(['First']);
+
+    // Written around the service, and not marked: replica B still answers its kept page.
+    await h.model.collection.updateOne({ tags: tag }, { $set: { title: 'Changed quietly' } });
+    expect(await listedOnB(tag)).toEqual(['First']);
+
+    await markListingChanged(h.model.db);
+    expect(await listedOnB(tag)).toEqual(['Changed quietly']);
+  });
+
+  it('when a draft is published on replica A, then replica B lists it in its next answer', async () => {
+    const tag = uniqueTag('publish');
+    const author = newAuthor();
+    const [id] = await seed(h.model, [{ title: 'Draft', tags: [tag], status: 'draft', authorId: author.id }]);
+    expect(await listedOnB(tag)).toEqual([]);
+
+    await h.posts.publish(id as string, author.id);
+    expect(await listedOnB(tag)).toEqual(['Draft']);
+  });
+
+  it('when a published post is renamed, unpublished, or deleted on replica A, then replica B answers each change next', async () => {
+    const tag = uniqueTag('change');
+    const author = newAuthor();
+    const [id] = await seed(h.model, [{ title: 'Before', tags: [tag], authorId: author.id }]);
+    expect(await listedOnB(tag)).toEqual(['Before']);
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ title: 'After' }).expect(200);
+    expect(await listedOnB(tag)).toEqual(['After']);
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'draft' }).expect(200);
+    expect(await listedOnB(tag)).toEqual([]);
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'published' }).expect(200);
+    expect(await listedOnB(tag)).toEqual(['After']);
+
+    await h.http.delete(`/api/posts/${id}`).set(author.auth).expect(204);
+    expect(await listedOnB(tag)).toEqual([]);
+  });
+
+  it("when an author's account is deleted on replica A, then replica B no longer lists their posts", async () => {
+    const tag = uniqueTag('account');
+    const author = newAuthor();
+    await seed(h.model, [
+      { title: 'Theirs', tags: [tag], authorId: author.id },
+      { title: 'Kept', tags: [tag] },
+    ]);
+    expect((await listedOnB(tag)).sort()).toEqual(['Kept', 'Theirs']);
+
+    await tellDeleted(h.http, author).expect(204);
+    expect(await listedOnB(tag)).toEqual(['Kept']);
+  });
+
+  it('when a post is changed while its page is cut, then the page shows the post as changed, never its draft', async () => {
+    const tag = uniqueTag('cut');
+    await seed(h.model, [{ title: 'Shown', tags: [tag] }]);
+    // Replica B learns the post's place, not yet its text.
+    await listedOnB(uniqueTag('other'));
+
+    // Unpublished without the log being told: only the lookup of its text can notice.
+    await h.model.collection.updateOne({ tags: tag }, { $set: { status: 'draft' }, $inc: { version: 1 } });
+    expect(await listedOnB(tag)).toEqual([]);
+  });
+});
+
+describe('the change log', () => {
+  it('when 40 changes are logged at once from four replicas, then they are numbered 1 to 40 without a gap', async () => {
+    const connections = await Promise.all(
+      Array.from({ length: 4 }, () => mongoose.createConnection(h.db.url).asPromise()),
+    );
+    try {
+      const logs = connections.map((c) => createListingLog(c, 'gapless_log'));
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (logs[i % 4] as ListingLog).record({ postId: `p${i}` })));
+      const reader = createListingLog(other, 'gapless_log');
+      const entries = await reader.after(0, 100);
+      expect(entries?.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+      expect(new Set(entries?.map((e) => (e.change as { postId: string }).postId)).size).toBe(40);
+      expect(await reader.head()).toBe(40);
+      expect(await reader.after(0, 39)).toBeNull();
+    } finally {
+      await Promise.all(connections.map((c) => c.close()));
+    }
+  });
+});
+
+describe('the list while posts change on another replica', () => {
+  it('when 30 posts are unpublished on A while B is read 6 at a time, then no read begun after an unpublish answered shows that post', async () => {
+    const tag = uniqueTag('race');
+    const author = newAuthor();
+    const titles = Array.from({ length: 30 }, (_, i) => `Racing ${i}`);
+    const ids = await seed(
+      h.model,
+      titles.map((title) => ({ title, tags: [tag], authorId: author.id })),
+    );
+    const answered = new Map<string, number>();
+    const reads: { began: number; titles: string[] }[] = [];
+    let writing = true;
+
+    const reader = async () => {
+      while (writing) {
+        const began = performance.now();
+        reads.push({ began, titles: await listedOnB(tag) });
+      }
+    };
+    const writer = async () => {
+      for (const [i, id] of ids.entries()) {
+        await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'draft' }).expect(200);
+        answered.set(titles[i] as string, performance.now());
+      }
+      writing = false;
+    };
+    await Promise.all([writer(), ...Array.from({ length: 6 }, reader)]);
+
+    const stale = reads.flatMap(({ began, titles: shown }) =>
+      shown.filter((title) => began > (answered.get(title) ?? Number.POSITIVE_INFINITY)),
+    );
+    expect(reads.length).toBeGreaterThan(30);
+    expect(stale).toEqual([]);
+    expect(await listedOnB(tag)).toEqual([]);
+  });
+});
+
+describe('reads that arrive while the list catches up', () => {
+  it('when a change is logged while a catch-up is under way, then a read that arrived after it waits for the next catch-up and shows the change', async () => {
+    const tag = uniqueTag('queued');
+    const author = newAuthor();
+    const [id] = await seed(h.model, [{ title: 'Listed', tags: [tag], authorId: author.id }]);
+    const real = createListingLog(other);
+    let hold: Promise<void> | undefined;
+    let logRead = () => {};
+    // A log whose answers arrive late, when the test says: the catch-up under way is slow.
+    const slow: ListingLog = {
+      record: (change) => real.record(change),
+      head: () => real.head(),
+      async after(seq, max) {
+        const entries = await real.after(seq, max);
+        logRead();
+        await hold;
+        return entries;
+      },
+    };
+    const listing = createListing(postModel(other), coldListBulkhead({}), slow);
+    const titles = async () => (await listing.page({ offset: 0, limit: 50, tag }, 'reader')).posts.map((p) => p.title);
+    expect(await titles()).toEqual(['Listed']);
+
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const read = new Promise<void>((resolve) => {
+      logRead = resolve;
+    });
+    const early = titles();
+    await read; // the early read's catch-up has looked at the log, and waits
+    await h.posts.update(id as string, author.id, { status: 'draft' });
+    const late = titles();
+    release();
+
+    expect(await early).toEqual(['Listed']);
+    expect(await late).toEqual([]);
+  });
+});
