@@ -21,6 +21,8 @@ export interface BulkheadOptions {
   perClient: number;
   /** Pieces all clients together may have waiting. */
   total: number;
+  /** How long a piece may wait in line before it is refused (5 s). */
+  maxWaitMs?: number;
   retryAfterS?: number;
 }
 
@@ -49,6 +51,18 @@ class FairLine {
     return this.queues.get(client)?.length ?? 0;
   }
 
+  /** Takes a waiter out of the line before its turn: it gave up. */
+  remove(client: string, waiter: Waiter): void {
+    const queue = this.queues.get(client);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return;
+    queue.splice(at, 1);
+    this.size -= 1;
+    if (queue.length > 0) return;
+    this.queues.delete(client);
+    this.turn.splice(this.turn.indexOf(client), 1);
+  }
+
   push(client: string, waiter: Waiter): void {
     const queue = this.queues.get(client);
     if (queue) queue.push(waiter);
@@ -72,7 +86,14 @@ class FairLine {
   }
 }
 
-export function createBulkhead({ name, concurrency, perClient, total, retryAfterS = 1 }: BulkheadOptions): Bulkhead {
+export function createBulkhead({
+  name,
+  concurrency,
+  perClient,
+  total,
+  maxWaitMs = 5_000,
+  retryAfterS = 1,
+}: BulkheadOptions): Bulkhead {
   const lines = { priority: new FairLine(), normal: new FairLine() };
   let running = 0;
 
@@ -97,7 +118,17 @@ export function createBulkhead({ name, concurrency, perClient, total, retryAfter
         if (line.waitingFor(client) >= perClient) throw refuse(429, 'client');
         if (lines.priority.size + lines.normal.size >= total) throw refuse(503, 'full');
         // The place is handed over by release(): `running` counts it already.
-        await new Promise<void>((resolve) => line.push(client, resolve));
+        await new Promise<void>((resolve, reject) => {
+          const waiter = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(() => {
+            line.remove(client, waiter);
+            reject(refuse(503, 'waited'));
+          }, maxWaitMs);
+          line.push(client, waiter);
+        });
       } else {
         running += 1;
       }

@@ -93,4 +93,23 @@ describe('a bulkhead', () => {
     expect(await bulkhead.run('a', async () => 'next')).toBe('next');
     expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('when a piece waits longer than maxWaitMs, then it gets 503 with Retry-After and leaves the line to those behind it', async () => {
+    const started: string[] = [];
+    const g = gate(started);
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 5, total: 5, maxWaitMs: 50 });
+    const first = bulkhead.run('a', g.piece('first'));
+    await new Promise((r) => setImmediate(r));
+    const waited = bulkhead.run('b', g.piece('waited')).catch((err: HttpError) => err);
+    await new Promise((r) => setTimeout(r, 80));
+    const later = bulkhead.run('c', g.piece('later'));
+
+    const refusal = (await waited) as HttpError;
+    expect(refusal.status).toBe(503);
+    expect(refusal.headers).toEqual({ 'Retry-After': '1' });
+    expect(bulkhead.load()).toEqual({ running: 1, waiting: 1 });
+    while (g.running() > 0) await g.finishOne();
+    expect(await Promise.all([first, later])).toEqual(['first', 'later']);
+    expect(started).toEqual(['first', 'later']);
+  });
 });

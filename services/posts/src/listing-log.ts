@@ -18,7 +18,7 @@
  * the log is still right, only a few more numbers are tried.
  *
  * Entries are kept RETAIN_MS, far longer than a replica keeps its listing without reading it all
- * again (listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
+ * again (twice listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
  */
 import { isDuplicateKey } from '@cs/mongo';
 import { type Connection, type Model, Schema } from 'mongoose';

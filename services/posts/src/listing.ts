@@ -17,9 +17,10 @@
  * that arrive while one runs wait for the next, which starts after them, so no read can be
  * answered from a catch-up that began before it arrived.
  *
- * The listing is read whole again when it is MAX_AGE_MS old (a change whose entry was never
- * written, the database having failed between the two writes, is seen within that), when the log
- * says anything may have changed (`markListingChanged`, after a write around the service), and
+ * The listing is read whole again when it is MAX_AGE_MS old, in the background while reads go on
+ * (a change whose entry was never written, the database having failed between the two writes, is
+ * seen within that; at twice that age reads wait for it), when the log says anything may have
+ * changed (`markListingChanged`, after a write around the service: the kept texts go too), and
  * when more than CATCH_UP_MAX entries came since the last read.
  */
 import type { Bulkhead } from '@cs/koa';
@@ -28,7 +29,7 @@ import { ListingIndex, PLACED_FIELDS, type Placed, type PlacedRecord } from './l
 import { type Change, createListingLog, type ListingLog } from './listing-log';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 
-/** The listing is read whole again after this long, whatever the log says. */
+/** The listing is read whole again after this long, whatever the log says (see RETAIN_MS). */
 export const MAX_AGE_MS = 30_000;
 /** Past this many changes since the last read, reading the whole listing is cheaper. */
 const CATCH_UP_MAX = 256;
@@ -116,21 +117,45 @@ export function createListing(
 
   const readPost = (id: string) => posts.findById(id, FIELDS).lean<PostRecord>();
 
-  async function readWhole(): Promise<State> {
+  /**
+   * `fresh`: the texts kept may not be current, though their versions say so (anything may have
+   * changed around the service): they go too.
+   */
+  async function readWhole({ fresh }: { fresh: boolean }): Promise<State> {
     const readAt = Date.now();
     const seq = await log.head();
     const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
-    texts.clear();
-    textChars = 0;
+    if (fresh) {
+      texts.clear();
+      textChars = 0;
+    }
     state = { index: new ListingIndex(records), seq, readAt };
     return state;
   }
 
+  /**
+   * The periodic read of the whole listing, while reads go on from the current one: it replaces
+   * it when done, and catching up from its older entry again applies nothing twice.
+   */
+  let rereading = false;
+  function rereadInBackground(): void {
+    if (rereading) return;
+    rereading = true;
+    readWhole({ fresh: false })
+      .catch(() => undefined) // the next read tries again; the current listing is caught up meanwhile
+      .finally(() => {
+        rereading = false;
+      });
+  }
+
   async function catchUp(): Promise<State> {
     const current = state;
-    if (!current || Date.now() - current.readAt > MAX_AGE_MS) return readWhole();
+    const age = current ? Date.now() - current.readAt : Number.POSITIVE_INFINITY;
+    if (!current || age > 2 * MAX_AGE_MS) return readWhole({ fresh: false });
+    if (age > MAX_AGE_MS) rereadInBackground();
     const entries = await log.after(current.seq, CATCH_UP_MAX);
-    if (entries === null || entries.some(({ change }) => 'all' in change)) return readWhole();
+    if (entries === null) return readWhole({ fresh: false });
+    if (entries.some(({ change }) => 'all' in change)) return readWhole({ fresh: true });
     if (entries.length === 0) return current;
 
     const changedPosts = new Set<string>();
