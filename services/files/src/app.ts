@@ -4,12 +4,14 @@ import { type Connection, createDeletedAccounts, createTurns, isMongoReady } fro
 import { ObjectStorage } from '@cs/storage';
 import type { Config } from './config';
 import { createLinkSlots } from './link-slots';
-import { linkSlotModel, uploadModel } from './model';
+import { linkSlotModel, multipartSlotModel, uploadModel } from './model';
 import { createMultipart } from './multipart';
 import { createNotesClient } from './notes-client';
 import { createRecords } from './records';
 import { createRemovals, type Removals } from './removals';
 import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
+import { messages } from './schemas';
+import { createUnclaimedBudget } from './unclaimed-budget';
 import { createUploads, sweeperFailures, sweeperRemoved, type Uploads } from './uploads';
 
 export interface Deps {
@@ -21,7 +23,8 @@ export interface Deps {
 export async function createApp({ config, connection, logger }: Deps) {
   const model = uploadModel(connection);
   const slotModel = linkSlotModel(connection);
-  await Promise.all([model.init(), slotModel.init()]);
+  const multipartSlotsModel = multipartSlotModel(connection);
+  await Promise.all([model.init(), slotModel.init(), multipartSlotsModel.init()]);
   const turns = await createTurns(connection);
   const storage = new ObjectStorage({
     endpoint: config.S3_ENDPOINT,
@@ -33,10 +36,26 @@ export async function createApp({ config, connection, logger }: Deps) {
   });
   const records = createRecords(model, turns);
   const slots = createLinkSlots({ slots: slotModel, maxOpen: config.UPLOAD_MAX_OPEN_LINKS });
+  const multipartSlots = createLinkSlots({
+    slots: multipartSlotsModel,
+    maxOpen: config.UPLOAD_MAX_OPEN_MULTIPART,
+    tooMany: messages.tooManyOpenMultipart,
+  });
+  const budget = createUnclaimedBudget({
+    model,
+    limits: {
+      maxCount: config.UPLOAD_MAX_UNCLAIMED,
+      maxBytes: config.UPLOAD_MAX_UNCLAIMED_BYTES,
+      sizelessBytes: config.UPLOAD_MAX_BYTES,
+      everyMs: config.SWEEP_INTERVAL,
+    },
+  });
   const uploads = createUploads({
     model,
     records,
     slots,
+    multipartSlots,
+    budget,
     storage,
     logger,
     settings: {
@@ -58,8 +77,14 @@ export async function createApp({ config, connection, logger }: Deps) {
     model,
     records,
     uploads,
+    slots: multipartSlots,
+    budget,
     storage,
-    settings: { partSize: config.MULTIPART_PART_SIZE, urlTtlS: config.UPLOAD_URL_TTL_S },
+    settings: {
+      partSize: config.MULTIPART_PART_SIZE,
+      urlTtlS: config.UPLOAD_URL_TTL_S,
+      claimTtlMs: config.UPLOAD_CLAIM_TTL,
+    },
   });
   const accounts = createDeletedAccounts(connection, (userId) => uploads.removeAllOf(userId));
   const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
@@ -71,7 +96,11 @@ export async function createApp({ config, connection, logger }: Deps) {
       multipartRoutes(multipart, {
         secret,
         accounts,
-        rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES_MULTIPART },
+        // A file larger than the account may hold unattached could never be kept.
+        rules: {
+          allowedTypes,
+          maxBytes: Math.min(config.UPLOAD_MAX_BYTES_MULTIPART, config.UPLOAD_MAX_UNCLAIMED_BYTES),
+        },
       }),
       internalRoutes(uploads, { secret, accounts }),
       deletedAccountRoutes(accounts, { secret }),
@@ -82,10 +111,12 @@ export async function createApp({ config, connection, logger }: Deps) {
 }
 
 /**
- * One pass of the sweeper: stale keys and unfinished releases; unclaimed objects (and late
- * over-limit ones, whose check is made due again); size-less links past their expiry checked, and
- * the notes of removed attachments told; released records past their retention. The server runs it
- * every SWEEP_INTERVAL.
+ * One pass of the sweeper, each step until no work of its kind is due (sweep-pace.ts): stale keys
+ * and unfinished releases; the listing of storage (unclaimed objects recorded or, past the claim
+ * TTL, deleted; late over-limit ones, whose check is made due again); every account cut back to
+ * its budget of uploads not yet attached; size-less links past their expiry checked, and the notes
+ * of removed attachments told; released records past their retention. The server runs it every
+ * SWEEP_INTERVAL.
  */
 export async function sweepOnce(
   { uploads, removals }: { uploads: Uploads; removals: Removals },
@@ -96,13 +127,15 @@ export async function sweepOnce(
     sweeperRemoved.inc({ kind: 'stale' }, released);
     const unclaimed = await uploads.sweepUnclaimed();
     sweeperRemoved.inc({ kind: 'unclaimed' }, unclaimed);
+    const overBudget = await uploads.enforceBudget();
+    sweeperRemoved.inc({ kind: 'over_budget' }, overBudget);
     const { refused } = await uploads.checkExpiredLinks();
     sweeperRemoved.inc({ kind: 'refused' }, refused);
     await removals.drain();
     const purged = await uploads.purge();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
-    if (refused + released + unclaimed + purged > 0) {
-      logger.info({ refused, released, unclaimed, purged }, 'sweeper pass');
+    if (refused + released + unclaimed + overBudget + purged > 0) {
+      logger.info({ refused, released, unclaimed, overBudget, purged }, 'sweeper pass');
     }
   } catch (err) {
     sweeperFailures.inc();

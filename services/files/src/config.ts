@@ -49,6 +49,15 @@ export const configSpec = {
   UPLOAD_CLAIM_TTL: env.durationMs('24h'),
   SWEEP_INTERVAL: env.durationMs('1m'),
   /**
+   * Uploads one account may hold not yet attached to a note: objects put through single-PUT links,
+   * size-less links (each counted as UPLOAD_MAX_BYTES), and multipart uploads (their declared size).
+   * The sweeper cuts an account back to both bounds at every pass, oldest first (unclaimed-budget.ts).
+   */
+  UPLOAD_MAX_UNCLAIMED: env.int(1000, { min: 1, max: 1_000_000 }),
+  UPLOAD_MAX_UNCLAIMED_BYTES: env.int(20 * 1024 ** 3, { min: 1, max: 1024 ** 5 }),
+  /** Multipart uploads one account may hold open (not completed, aborted or swept) at once. */
+  UPLOAD_MAX_OPEN_MULTIPART: env.int(10, { min: 1, max: 10_000 }),
+  /**
    * How long a released key's record is kept after its last link expired. Then the sweeper
    * deletes the key's object once more (a link still valid at the release could have put it
    * back) and removes the record.

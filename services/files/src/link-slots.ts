@@ -1,5 +1,6 @@
 /**
- * The bound on size-less links: a caller holds at most `maxOpen` unexpired ones at once, however
+ * A bound on what a caller holds open: size-less links, and multipart uploads (each its own
+ * collection of slots). A caller holds at most `maxOpen` unexpired ones at once, however
  * many requests race, on FerretDB as on MongoDB. A count followed by an insert would not hold
  * there, and neither would deleting an expired holder before inserting a new one (FerretDB reads,
  * then deletes by `_id`: a racer's fresh holder can be deleted in between). So nothing is ever
@@ -10,7 +11,10 @@
  *   unexpired no lap after it can exist, and racers for one lap meet the unique index: one wins;
  * - lap 0 is inserted only by a taker that saw no lap of that slot at all;
  * - superseded laps are deleted once a newer one exists (`forget`), never the newest of a slot, so
- *   a taker's view of "the newest lap" only ever moves forward.
+ *   a taker's view of "the newest lap" only ever moves forward;
+ * - a holder done before its time (a multipart upload completed or aborted) frees its lap by
+ *   moving its expiry to now (`free`): only that holder writes it, and an expired lap is what lets
+ *   the next one be taken, so the rules above still hold.
  */
 import { randomInt } from 'node:crypto';
 import { HttpError } from '@cs/errors';
@@ -18,7 +22,16 @@ import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { LinkSlot, LinkSlotModel } from './model';
 import { messages } from './schemas';
 
-export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxOpen: number }) {
+export function createLinkSlots({
+  slots,
+  maxOpen,
+  tooMany = messages.tooManyOpenLinks,
+}: {
+  slots: LinkSlotModel;
+  maxOpen: number;
+  /** The 429's message, given the bound. */
+  tooMany?: (maxOpen: number) => string;
+}) {
   async function insert(ownerId: string, slot: number, lap: number, key: string, expiresAt: Date): Promise<boolean> {
     try {
       await slots.create({ _id: `${ownerId}#${slot}.${lap}`, ownerId, slot, lap, key, expiresAt });
@@ -43,8 +56,8 @@ export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxO
 
   return {
     /**
-     * A slot for the link `key` until `expiresAt`; 429 with `Retry-After` (when the first held
-     * link expires) when every slot is held by an unexpired link.
+     * A slot for `key` until `expiresAt`; 429 with `Retry-After` (when the first held slot
+     * expires) when every slot is held.
      */
     async take(ownerId: string, key: string, expiresAt: Date): Promise<void> {
       const held = await slots.find({ ownerId }, 'slot lap expiresAt').lean<LinkSlot[]>();
@@ -71,9 +84,17 @@ export function createLinkSlots({ slots, maxOpen }: { slots: LinkSlotModel; maxO
       }
       const soonest = Math.min(...[...newest.values()].map((lap) => lap.expiresAt.getTime()));
       const retryAfterS = Math.max(1, Math.ceil((soonest - now) / 1000));
-      throw new HttpError(429, messages.tooManyOpenLinks(maxOpen), {
+      throw new HttpError(429, tooMany(maxOpen), {
         headers: { 'Retry-After': String(Number.isFinite(retryAfterS) ? retryAfterS : 1) },
       });
+    },
+
+    /** `key` is done with its slot before the slot's time: the slot may be taken again from now. */
+    async free(ownerId: string, key: string): Promise<void> {
+      await slots.updateMany(
+        { ownerId, key, expiresAt: trusted({ $gt: new Date() }) },
+        { $set: { expiresAt: new Date() } },
+      );
     },
 
     /** A deleted account's slots. */

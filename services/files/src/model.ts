@@ -93,8 +93,9 @@ uploadSchema.index({ key: 1 }, { unique: true });
 uploadSchema.index({ state: 1, issuedAt: 1 });
 uploadSchema.index({ state: 1, lockedUntil: 1 });
 uploadSchema.index({ state: 1, purgeAfter: 1 });
-// A deleted account's records.
+// A deleted account's records; an account's uploads not yet attached, oldest first (unclaimed-budget.ts).
 uploadSchema.index({ ownerId: 1 });
+uploadSchema.index({ ownerId: 1, state: 1, issuedAt: 1 });
 // The check of size-less links once they expire, and removals the notes service is still to hear of.
 uploadSchema.index({ checkAfter: 1 });
 uploadSchema.index({ notesToTell: 1 });
@@ -143,5 +144,13 @@ export type LinkSlotModel = Model<LinkSlot>;
 export function linkSlotModel(connection: Connection): LinkSlotModel {
   return (
     (connection.models.LinkSlot as LinkSlotModel | undefined) ?? connection.model<LinkSlot>('LinkSlot', linkSlotSchema)
+  );
+}
+
+/** The same slots for open multipart uploads, in a collection of their own: `key` is the upload's. */
+export function multipartSlotModel(connection: Connection): LinkSlotModel {
+  return (
+    (connection.models.MultipartSlot as LinkSlotModel | undefined) ??
+    connection.model<LinkSlot>('MultipartSlot', linkSlotSchema.clone().set('collection', 'multipart_slots'))
   );
 }

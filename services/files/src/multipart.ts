@@ -10,9 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { HttpError } from '@cs/errors';
 import type { ObjectStorage, StoredPart } from '@cs/storage';
+import type { LinkSlots } from './link-slots';
 import type { UploadModel } from './model';
 import type { Records } from './records';
 import { messages } from './schemas';
+import type { UnclaimedBudget } from './unclaimed-budget';
 import type { UploadRequest } from './upload-input';
 import { extensionOf } from './upload-key';
 import type { Uploads } from './uploads';
@@ -30,6 +32,8 @@ export interface MultipartSettings {
   partSize: number;
   /** How long a part link stays valid. */
   urlTtlS: number;
+  /** How long an upload may stay unattached before the sweeper releases it (and frees its slot). */
+  claimTtlMs: number;
 }
 
 /** The part size for a file: the configured one, or whole MiBs enough to stay within 10,000 parts. */
@@ -47,12 +51,17 @@ export function createMultipart({
   model,
   records,
   uploads,
+  slots,
+  budget,
   storage,
   settings,
 }: {
   model: UploadModel;
   records: Records;
   uploads: Uploads;
+  /** One per open upload (link-slots.ts): taken at create, freed at completion or release. */
+  slots: LinkSlots;
+  budget: UnclaimedBudget;
   storage: ObjectStorage;
   settings: MultipartSettings;
 }) {
@@ -77,25 +86,31 @@ export function createMultipart({
 
   return {
     async create(ownerId: string, { contentType, filename, size }: Required<UploadRequest>) {
+      budget.refuse(ownerId, size);
       await storage.assertReachable();
       const id = randomUUID();
       const key = `uploads/${id}.${extensionOf(filename)}`;
       const partSize = partSizeFor(size, settings.partSize);
       const partCount = Math.ceil(size / partSize);
-      const storageUploadId = await storage.createMultipartUpload(key, contentType);
+      const issuedAt = new Date();
+      // Until the sweeper would release it unattached, unless completed or aborted before.
+      await slots.take(ownerId, key, new Date(issuedAt.getTime() + settings.claimTtlMs));
+      let storageUploadId: string | undefined;
       try {
+        storageUploadId = await storage.createMultipartUpload(key, contentType);
         await model.create({
           key,
           ownerId,
           contentType,
           size,
           state: 'issued',
-          issuedAt: new Date(),
+          issuedAt,
           multipart: { id, storageUploadId, partSize, partCount, completedAt: null },
         });
       } catch (err) {
-        // Without its record nothing would ever abort it.
-        await storage.abortMultipartUpload(key, storageUploadId).catch(() => undefined);
+        // Without its record nothing would ever abort it, or free its slot.
+        if (storageUploadId) await storage.abortMultipartUpload(key, storageUploadId).catch(() => undefined);
+        await slots.free(ownerId, key).catch(() => undefined);
         throw err;
       }
       return { uploadId: id, key, size, partSize, partCount, completed: false };
@@ -159,6 +174,8 @@ export function createMultipart({
       if (record?.state === 'issued' && record.multipart && !record.multipart.completedAt) {
         await records.advance(record, { multipart: { ...record.multipart, completedAt: new Date() } });
       }
+      // No longer open: its object counts in the budget as any upload not yet attached.
+      await slots.free(ownerId, first.key);
       return { key: first.key, size };
     },
 

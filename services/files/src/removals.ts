@@ -9,6 +9,7 @@
  */
 import type { UploadModel, UploadRecord } from './model';
 import type { NotesClient } from './notes-client';
+import { eachAtMost } from './sweep-pace';
 
 const BATCH = 20;
 
@@ -20,14 +21,21 @@ export function createRemovals({ model, notes }: { model: UploadModel; notes: No
   }
 
   return {
-    /** Tells notes of every removal it has not confirmed; released records only (a release under way finishes first). */
+    /**
+     * Tells notes of every removal it has not confirmed, until none is left (sweep-pace.ts);
+     * released records only (a release under way finishes first). Notes not answering ends the pass.
+     */
     async drain(): Promise<number> {
-      const due = await model
-        .find({ notesToTell: true, state: 'released' }, 'key ownerId removedReason')
-        .limit(BATCH)
-        .lean<Pick<UploadRecord, 'key' | 'ownerId' | 'removedReason'>[]>();
-      for (const record of due) await tell(record);
-      return due.length;
+      let told = 0;
+      for (;;) {
+        const due = await model
+          .find({ notesToTell: true, state: 'released' }, 'key ownerId removedReason')
+          .limit(BATCH)
+          .lean<Pick<UploadRecord, 'key' | 'ownerId' | 'removedReason'>[]>();
+        await eachAtMost(due, tell);
+        told += due.length;
+        if (due.length < BATCH) return told;
+      }
     },
   };
 }

@@ -10,6 +10,11 @@ export const messages = {
   typeNotAllowed: 'contentType is not an allowed media type',
   tooManyOpenLinks: (max: number) =>
     `At most ${max} upload links without a size may be open at once; wait for one to expire, or send size`,
+  tooManyOpenMultipart: (max: number) =>
+    `At most ${max} multipart uploads may be open at once; complete or abort one first`,
+  /** Over the account's bound on uploads not yet attached (unclaimed-budget.ts). */
+  tooMuchUnclaimed: (count: number, bytes: number) =>
+    `At most ${count} uploads and ${bytes} bytes not yet attached to a note may be held at once; attach or abort some first`,
   /** A size-less link's object, at the claim or at the check after its link expired. */
   tooLarge: 'The uploaded file is larger than the upload limit; it was removed',
   wrongType: 'The uploaded file is not of the content type the link was issued for; it was removed',

@@ -33,6 +33,8 @@ import type { LinkSlots } from './link-slots';
 import type { UploadModel, UploadRecord, UploadState } from './model';
 import type { Read, Records } from './records';
 import { messages } from './schemas';
+import { eachAtMost } from './sweep-pace';
+import type { UnclaimedBudget } from './unclaimed-budget';
 import type { UploadRequest } from './upload-input';
 import { newUploadKey } from './upload-key';
 
@@ -59,7 +61,7 @@ export interface IssuedUpload {
 /** What the sweeper removed, by kind; and its failures (a pass or one record that stopped on an error). */
 export const sweeperRemoved = counter(
   'files_sweeper_removed_total',
-  'What the sweeper removed: stale (issued keys never attached, and releases it finished), unclaimed (objects no record names), refused (objects of size-less links that broke a rule when checked after the link expired) and purged (released records past their retention).',
+  'What the sweeper removed: stale (issued keys never attached, and releases it finished), unclaimed (objects no record names, past the claim TTL, or put back under a released key), over_budget (uploads not yet attached released to bring an account within its budget), refused (objects of size-less links that broke a rule when checked after the link expired) and purged (released records past their retention).',
   ['kind'],
 );
 export const sweeperFailures = counter(
@@ -70,9 +72,7 @@ export const sweeperFailures = counter(
 /** How long a worker holds a record it is releasing before the sweeper may take it over. */
 const LEASE_MS = 60_000;
 /** Records the sweeper reads per query; each is then taken, or left to a replica that took it. */
-const SWEEP_BATCH = 20;
-/** Listing pages (of 1,000 objects) the sweeper reads per pass, going on from where it stopped. */
-const SCAN_PAGES = 10;
+const SWEEP_BATCH = 32;
 /** How many times an abandon reads the record again after another writer took its turn. */
 const ABANDON_TRIES = 6;
 /** Last-Modified in a HEAD is an HTTP date: whole seconds. */
@@ -103,6 +103,8 @@ export function createUploads({
   model,
   records,
   slots,
+  multipartSlots,
+  budget,
   storage,
   settings,
   logger,
@@ -110,18 +112,20 @@ export function createUploads({
   model: UploadModel;
   records: Records;
   slots: LinkSlots;
+  /** The slots of open multipart uploads (multipart.ts takes them; a release frees one). */
+  multipartSlots: LinkSlots;
+  budget: UnclaimedBudget;
   storage: ObjectStorage;
   settings: UploadSettings;
   logger: Logger;
 }) {
   const { read, owned, advance } = records;
-  /** Where the scan of `uploads/` goes on at the next pass; from the start when undefined. */
-  let scanAfter: string | undefined;
 
   /**
    * A claim of an object a single-PUT link put there, with no record yet: its signed metadata
-   * names the owner and the declared size. The record is written as attached; a second claim
-   * meets the unique key and is refused.
+   * names the owner and the declared size. The record is written as attached; a second claim, or
+   * the sweeper recording the object meanwhile (`adopt`), meets the unique key: undefined, and
+   * the claim goes on through the record.
    */
   async function claimUnrecorded(ownerId: string, key: string, object: ObjectInfo | undefined) {
     if (!object) throw new HttpError(409, messages.notUploaded);
@@ -152,10 +156,45 @@ export function createUploads({
         attachedAt: new Date(),
       });
     } catch (err) {
-      if (isDuplicateKey(err)) throw new HttpError(409, messages.notClaimable);
+      if (isDuplicateKey(err)) return undefined;
       throw err;
     }
     return { key, contentType, size: object.size };
+  }
+
+  /**
+   * An object a single-PUT link put, seen by the sweeper with no record: recorded as issued to
+   * the owner its link signed into it, so that it counts in the owner's budget
+   * (unclaimed-budget.ts) and is claimed, swept and released as any other issued key. A claim
+   * that wrote its record first wins the unique key, and the object is then simply attached.
+   * Returns whether the object was deleted (its size is not the one signed: no claim can take it).
+   */
+  async function adopt(key: string): Promise<boolean> {
+    const object = await storage.headObject(key);
+    const ownerId = object?.metadata[OWNER];
+    // Not put through a link with size (those are recorded at issue): left to the claim TTL.
+    if (!object || !ownerId) return false;
+    if (object.metadata[DECLARED_SIZE] !== String(object.size) || object.size > settings.maxBytes) {
+      await storage.deleteObject(key);
+      logger.warn(
+        { key, declared: object.metadata[DECLARED_SIZE], stored: object.size },
+        'deleted an object of the wrong size',
+      );
+      return true;
+    }
+    try {
+      await model.create({
+        key,
+        ownerId,
+        contentType: object.contentType ?? 'application/octet-stream',
+        size: object.size,
+        state: 'issued',
+        issuedAt: object.lastModified,
+      });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return false;
   }
 
   /**
@@ -190,6 +229,8 @@ export function createUploads({
       releasedAt: new Date(now),
       purgeAfter: new Date(Math.max(now, linksExpire) + settings.releasedRetentionMs),
     });
+    // Not freed, the slot frees itself when the sweeper would have released the upload anyway.
+    if (taken.multipart) await multipartSlots.free(taken.ownerId, taken.key).catch(() => undefined);
     return true;
   }
 
@@ -214,6 +255,7 @@ export function createUploads({
 
   return {
     async issue(ownerId: string, { contentType, filename, size }: UploadRequest): Promise<IssuedUpload> {
+      budget.refuse(ownerId, size ?? settings.maxBytes);
       await storage.assertReachable();
       const key = newUploadKey(filename);
       const expiresIn = settings.uploadTtlS;
@@ -253,8 +295,14 @@ export function createUploads({
     async claim(ownerId: string, key: string) {
       // Storage first, so the read below is followed by the record's turn at once.
       const object = await storage.headObject(key);
-      const record = await read(key);
-      if (!record) return claimUnrecorded(ownerId, key, object);
+      let record = await read(key);
+      if (!record) {
+        const claimed = await claimUnrecorded(ownerId, key, object);
+        if (claimed) return claimed;
+        // Recorded since the read: by a claim alongside, or by the sweeper (`adopt`).
+        record = await read(key);
+        if (!record) throw new HttpError(409, messages.notClaimable);
+      }
       if (record.ownerId !== ownerId) throw new HttpError(404, messages.uploadNotFound);
       if (record.state !== 'issued') throw new HttpError(409, messages.notClaimable);
       if (!object) throw new HttpError(409, messages.notUploaded);
@@ -318,13 +366,14 @@ export function createUploads({
     },
 
     /**
-     * One pass: keys issued longer ago than the claim TTL and never attached, and releases whose
-     * lease ran out. Replicas that sweep at once read the same records, and each record goes to
-     * the one that takes its turn.
+     * Keys issued longer ago than the claim TTL and never attached, and releases whose lease ran
+     * out, until none is due (sweep-pace.ts). Replicas that sweep at once read the same records,
+     * and each record goes to the one that takes its turn. A storage failure ends the pass: the
+     * next one retries.
      */
-    async sweep(limit = 100): Promise<number> {
+    async sweep(): Promise<number> {
       let released = 0;
-      while (released < limit) {
+      for (;;) {
         const readAt = Date.now();
         const due = await model
           .find({
@@ -336,43 +385,41 @@ export function createUploads({
           .limit(SWEEP_BATCH)
           .lean<UploadRecord[]>();
         let taken = 0;
-        for (const record of due) {
-          try {
-            if (!(await releaseNow({ ...record, readAt }))) continue;
-            taken += 1;
-            released += 1;
-          } catch (err) {
-            sweeperFailures.inc();
-            logger.warn({ err, key: record.key }, 'sweeper could not delete an object; will retry');
-            return released;
-          }
+        try {
+          await eachAtMost(due, async (record) => {
+            if (await releaseNow({ ...record, readAt })) taken += 1;
+          });
+        } catch (err) {
+          sweeperFailures.inc();
+          logger.warn({ err }, 'sweeper could not delete an object; will retry');
+          return released + taken;
         }
+        released += taken;
         // Nothing due, or every record due was taken by another replica: this pass is done.
-        if (taken === 0) break;
+        if (taken === 0) return released;
       }
-      return released;
     },
 
     /**
-     * Keys of size-less links whose link has expired (and the check delay passed): the object can
-     * no longer change, so it is looked at once more, claimed or not. One that breaks a rule is
-     * deleted; if a note holds it, the record says why and that the note is still to be told
-     * (removals.ts), before the delete. Replicas that check at once take each record in turn.
+     * Keys of size-less links whose link has expired (and the check delay passed), until none is
+     * due: the object can no longer change, so it is looked at once more, claimed or not. One that
+     * breaks a rule is deleted; if a note holds it, the record says why and that the note is still
+     * to be told (removals.ts), before the delete. Replicas that check at once take each record in turn.
      */
-    async checkExpiredLinks(limit = 100): Promise<{ checked: number; refused: number }> {
+    async checkExpiredLinks(): Promise<{ checked: number; refused: number }> {
       let refused = 0;
       let checked = 0;
-      while (checked < limit) {
+      for (;;) {
         const due = await model
           .find({ checkAfter: trusted({ $lte: new Date() }), state: trusted({ $in: LIVE_STATES }) }, 'key')
           .limit(SWEEP_BATCH)
           .lean<Pick<UploadRecord, 'key'>[]>();
         let taken = 0;
-        for (const { key } of due) {
+        await eachAtMost(due, async ({ key }) => {
           // Storage first, so the read is followed by the record's turn at once (as in a claim).
           const object = await storage.headObject(key);
           const record = await read(key);
-          if (!record?.checkAfter || (record.state !== 'issued' && record.state !== 'attached')) continue;
+          if (!record?.checkAfter || (record.state !== 'issued' && record.state !== 'attached')) return;
           const broken = object && ruleBroken(record, object, settings.maxBytes);
           const done = broken
             ? await releaseNow(record, {
@@ -381,58 +428,89 @@ export function createUploads({
                 notesToTell: record.state === 'attached',
               })
             : Boolean(await advance(record, { checkAfter: null }));
-          if (!done) continue;
+          if (!done) return;
           taken += 1;
           checked += 1;
           if (broken) {
             logger.warn({ key, stored: object?.size, type: object?.contentType, state: record.state }, broken);
             refused += 1;
           }
-        }
-        if (taken === 0) break;
+        });
+        if (taken === 0) return { checked, refused };
       }
-      return { checked, refused };
     },
 
     /**
-     * Objects under `uploads/` that no record names, older than the claim TTL and its margin: put
-     * there by a link and never claimed. And over-limit objects of size-less keys that landed after
-     * their check: checked again at the next `checkExpiredLinks`. A pass reads up to SCAN_PAGES pages of the listing and the
-     * next pass goes on from there. Replicas may delete the same object: deleting is idempotent.
+     * The whole listing of `uploads/`, a page of 1,000 objects at a time:
+     * - an object that no record names is recorded (`adopt`) so that its owner's budget counts it,
+     *   (within the claim TTL), or, once older than the claim TTL and its margin, deleted (put there
+     *   and never claimed);
+     * - an object under a released key was put back by a link still valid at the release: deleted
+     *   again (no claim can take a released key);
+     * - an over-limit object of a size-less key that landed after its check: checked again at the
+     *   next `checkExpiredLinks`.
+     * Replicas may delete or record the same object: deleting is idempotent, and one record wins
+     * the unique key.
      */
     async sweepUnclaimed(): Promise<number> {
       let deleted = 0;
-      for (let page = 0; page < SCAN_PAGES; page++) {
-        const { objects, next } = await storage.listObjects('uploads/', { after: scanAfter });
-        scanAfter = next;
+      let after: string | undefined;
+      do {
+        const { objects, next } = await storage.listObjects('uploads/', { after });
+        after = next;
         await recheckLate(objects.filter((o) => o.size > settings.maxBytes).map((o) => o.key));
-        const cutoff = Date.now() - settings.claimTtlMs - sweepMarginMs(settings.claimTtlMs);
-        const old = objects.filter((o) => o.lastModified.getTime() < cutoff).map((o) => o.key);
-        if (old.length > 0) {
-          const known = await model.find({ key: trusted({ $in: old }) }, { key: 1 }).lean<{ key: string }[]>();
-          const recorded = new Set(known.map((r) => r.key));
-          for (const key of old.filter((k) => !recorded.has(k))) {
+        const now = Date.now();
+        const cutoff = now - settings.claimTtlMs - sweepMarginMs(settings.claimTtlMs);
+        // Past the claim TTL a claim refuses an unrecorded object (claimUnrecorded): not recorded then.
+        const adoptable = now - settings.claimTtlMs;
+        const known = await model
+          .find({ key: trusted({ $in: objects.map((o) => o.key) }) }, 'key state')
+          .lean<Pick<UploadRecord, 'key' | 'state'>[]>();
+        const stateOf = new Map(known.map((r) => [r.key, r.state]));
+        await eachAtMost(objects, async ({ key, lastModified }) => {
+          const state = stateOf.get(key);
+          if (state === 'released' || (!state && lastModified.getTime() < cutoff)) {
             await storage.deleteObject(key);
             deleted += 1;
+          } else if (!state && lastModified.getTime() > adoptable && (await adopt(key))) {
+            deleted += 1;
           }
-        }
-        if (!next) break;
-      }
+        });
+      } while (after);
       return deleted;
+    },
+
+    /**
+     * Every account cut back to its bounds on uploads not yet attached (unclaimed-budget.ts): its
+     * oldest ones are released until it is within them. A record a claim attached meanwhile stays
+     * attached (its turn was taken first), and the account holds that much less.
+     */
+    async enforceBudget(): Promise<number> {
+      let released = 0;
+      for (const ownerId of await budget.measure()) {
+        const excess = await budget.excessOf(ownerId);
+        await eachAtMost(excess, async ({ key }) => {
+          const record = await read(key);
+          if (record?.state === 'issued' && (await releaseNow(record))) released += 1;
+        });
+        logger.warn({ ownerId, over: excess.length }, 'released uploads over the account budget');
+      }
+      return released;
     },
 
     /**
      * The owner's account was deleted: every record of theirs, whatever its state, goes with its
      * object; a multipart upload is aborted first, so no part still coming can be joined after the
      * delete (a completed one has nothing to abort). A worker holding a record meanwhile finds it
-     * gone and writes nothing. Objects put through a link and never claimed have no record, so no
-     * owner here: they stay until the sweeper deletes them, UPLOAD_CLAIM_TTL and its margin after
+     * gone and writes nothing. Objects put through a link and not yet recorded by the sweeper have
+     * no owner here: they stay until the sweeper deletes them, UPLOAD_CLAIM_TTL and its margin after
      * their upload (sweepUnclaimed), as it does any unclaimed object; so does an object that a link
      * still valid now puts back later. A record goes after its object, so a failure leaves it for
      * the next call: identity calls again until it gets a 204.
      */
     async removeAllOf(ownerId: string): Promise<void> {
       await slots.removeAllOf(ownerId);
+      await multipartSlots.removeAllOf(ownerId);
       const owned = await model.find({ ownerId }, 'key multipart').lean<Pick<UploadRecord, 'key' | 'multipart'>[]>();
       for (const { key, multipart } of owned) {
         if (multipart) await storage.abortMultipartUpload(key, multipart.storageUploadId);
@@ -442,28 +520,33 @@ export function createUploads({
     },
 
     /**
-     * Released records past their retention: their key's object is deleted once more (a link
-     * still valid at the release could have put it back), then the record. Replicas may do the
-     * same record at once: both steps are idempotent, and a released record never changes.
+     * Released records past their retention, until none is due: their key's object is deleted
+     * once more (a link still valid at the release could have put it back), then the record.
+     * Replicas may do the same record at once: both steps are idempotent, and a released record
+     * never changes.
      */
-    async purge(limit = 100): Promise<number> {
-      const due = await model
-        .find({
-          $or: [
-            { state: 'released', purgeAfter: trusted({ $lte: new Date() }) },
-            // Released before purge times were recorded.
-            { state: 'released', purgeAfter: null },
-          ],
-          // A note still to be told of its removed attachment keeps the record (removals.ts).
-          notesToTell: trusted({ $ne: true }),
-        })
-        .limit(limit)
-        .lean<UploadRecord[]>();
-      for (const { key } of due) {
-        await storage.deleteObject(key);
-        await model.deleteOne({ key, state: 'released' });
+    async purge(): Promise<number> {
+      let purged = 0;
+      for (;;) {
+        const due = await model
+          .find({
+            $or: [
+              { state: 'released', purgeAfter: trusted({ $lte: new Date() }) },
+              // Released before purge times were recorded.
+              { state: 'released', purgeAfter: null },
+            ],
+            // A note still to be told of its removed attachment keeps the record (removals.ts).
+            notesToTell: trusted({ $ne: true }),
+          })
+          .limit(SWEEP_BATCH)
+          .lean<UploadRecord[]>();
+        await eachAtMost(due, async ({ key }) => {
+          await storage.deleteObject(key);
+          await model.deleteOne({ key, state: 'released' });
+        });
+        purged += due.length;
+        if (due.length < SWEEP_BATCH) return purged;
       }
-      return due.length;
     },
   };
 }
