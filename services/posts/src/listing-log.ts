@@ -50,8 +50,8 @@ export interface Entry {
 }
 
 export interface ListingLog {
-  /** Logs a change: call after it is written, before it is acknowledged. */
-  record(change: Change): Promise<void>;
+  /** Logs a change: call after it is written, before it is acknowledged. Returns its number. */
+  record(change: Change): Promise<number>;
   /** The number of the newest entry right now (0 when there is none). */
   head(): Promise<number>;
   /** The entries after `seq`, in order, up to `max` of them; null when more than `max` follow. */
@@ -129,6 +129,7 @@ export function createListingLog(connection: Connection, collectionName = 'listi
       }
       // Pruning is housekeeping, never a reason to fail the write that was just logged.
       if (seq % PRUNE_EVERY === 0) prune().catch(() => undefined);
+      return seq;
     },
 
     async head() {

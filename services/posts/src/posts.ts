@@ -48,7 +48,7 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
     authorId: string,
     change: (current: PostRecord) => Partial<PostRecord>,
     check?: (current: PostRecord) => void,
-  ): Promise<Post> {
+  ): Promise<PostRecord> {
     return turns.writeInTurn(`post:${id}`, {
       read: () => posts.findOne({ _id: id, authorId }).lean<PostRecord>(),
       check,
@@ -61,7 +61,7 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
             { returnDocument: 'after' },
           )
           .lean<PostRecord>();
-        return record ? toPost(record) : null;
+        return record ?? null;
       },
       missing: notFound,
       busy: concurrentChange,
@@ -96,14 +96,14 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
     /** Only the author's post. A change from draft to published also sets publishedAt. */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
       let wasPublished = false;
-      const post = await writePost(id, authorId, (current) => {
+      const record = await writePost(id, authorId, (current) => {
         wasPublished = current.status === 'published';
         return changes.status === 'published' && current.status === 'draft'
           ? { ...changes, publishedAt: new Date() }
           : changes;
       });
-      if (wasPublished || post.status === 'published') await listing.changed({ postId: id });
-      return post;
+      if (wasPublished || record.status === 'published') await listing.changed({ postId: id }, record);
+      return toPost(record);
     },
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
@@ -115,7 +115,7 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
     /** Deletes the author's post if there is one; nothing tells whether there was. */
     async remove(id: string, authorId: string): Promise<void> {
       const { deletedCount } = await posts.deleteOne({ _id: id, authorId });
-      if (deletedCount > 0) await listing.changed({ postId: id });
+      if (deletedCount > 0) await listing.changed({ postId: id }, null);
     },
 
     /**
@@ -123,7 +123,7 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
     async publish(postId: string, userId: string): Promise<Post> {
-      const post = await writePost(
+      const record = await writePost(
         postId,
         userId,
         () => ({ status: 'published', publishedAt: new Date() }),
@@ -131,8 +131,8 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
           if (current.status === 'published') throw alreadyPublished();
         },
       );
-      await listing.changed({ postId });
-      return post;
+      await listing.changed({ postId }, record);
+      return toPost(record);
     },
   };
 }

@@ -4,6 +4,7 @@
  * once; a change costs a lookup of the changed post alone. Queries are counted as the real
  * database receives them.
  */
+import { bearer } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
 
@@ -100,5 +101,27 @@ describe('the cost of a change to the list', () => {
     expect(queries.filter((q) => q === 'find')).toEqual([]);
     // The update's own read and write, and the list's lookup of the changed post, per flip.
     expect(queries.filter((q) => q === 'findOne')).toHaveLength(2 * 40);
+  });
+
+  it('when the post flips through the replica that lists it, then a list after a flip reads no post at all', async () => {
+    const { tag, titles } = await seedTag(60);
+    const first = await h.model.findOne({ title: titles[0], tags: tag });
+    const id = String(first?._id);
+    const auth = bearer(String(first?.authorId));
+    await list({ tag, page: 1, limit: 50 });
+    await list({ tag, page: 2, limit: 50 });
+    queries.length = 0;
+
+    for (let flip = 0; flip < 40; flip++) {
+      const status = flip % 2 === 0 ? 'draft' : 'published';
+      await h.http.put(`/api/posts/${id}`).set(auth).send({ status }).expect(200);
+      const body = await list({ tag, limit: 50 });
+      expect(body.total).toBe(status === 'draft' ? 59 : 60);
+      expect(body.posts[0]?.title).toBe(status === 'draft' ? titles[1] : titles[0]);
+    }
+
+    expect(queries.filter((q) => q === 'find')).toEqual([]);
+    // The update's own read, per flip; the list reads nothing of the posts.
+    expect(queries.filter((q) => q === 'findOne')).toHaveLength(40);
   });
 });
