@@ -13,9 +13,10 @@
  * logged, then acknowledged; so a reader that finds the first number after its own missing has
  * seen the entry of every change acknowledged before it looked.
  *
- * `head` is a hint, not a counter: a writer's best guess of the newest number, so a replica that
- * has been quiet does not try its way through every entry since. It may lag (its writes race);
- * the log is still right, only a few more numbers are tried.
+ * `head` is a hint, not a counter: a recent number, moved up every HINT_EVERY entries, so a replica
+ * that has been quiet does not try its way through every entry since. It may lag (it is written
+ * in the background, and its writes race; two first upserts: one inserts, the other fails); the
+ * log is still right, only a few more numbers are tried.
  *
  * Entries are kept RETAIN_MS, far longer than a replica keeps its listing without reading it all
  * again (twice listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
@@ -25,6 +26,8 @@ import { type Connection, type Model, Schema } from 'mongoose';
 
 /** Longer than any replica's listing lives without being read again in full (see listing.ts). */
 export const RETAIN_MS = 120_000;
+/** Every this many entries, the writer of one moves the head hint up to it. */
+const HINT_EVERY = 16;
 /** Every this many entries, the writer of one deletes those older than RETAIN_MS. */
 const PRUNE_EVERY = 512;
 /** How many numbers a reader looks up at once while catching up, after the first. */
@@ -121,11 +124,9 @@ export function createListingLog(connection: Connection, collectionName = 'listi
         }
       }
       known = Math.max(known, seq);
-      try {
-        await entries.updateOne({ _id: HEAD }, { $max: { seq } }, { upsert: true });
-      } catch (err) {
-        // The first two writers both upsert; one inserts. The hint may lag: it is only a hint.
-        if (!isDuplicateKey(err)) throw err;
+      // The hint is housekeeping too: written in the background, every HINT_EVERY entries.
+      if (seq % HINT_EVERY === 0) {
+        entries.updateOne({ _id: HEAD }, { $max: { seq } }, { upsert: true }).catch(() => undefined);
       }
       // Pruning is housekeeping, never a reason to fail the write that was just logged.
       if (seq % PRUNE_EVERY === 0) prune().catch(() => undefined);
