@@ -65,6 +65,9 @@ const PART_CONCURRENCY = 4;
 /** The contract's cost; the smoke test lowers it, or half a second of load would see no login. */
 const BCRYPT_COST = process.env.BENCH_BCRYPT_COST ?? '12';
 const OUT = process.env.BENCH_OUT ?? join(REPO_ROOT, 'bench', 'results');
+/** Scenario 2's baseline, as the report states it (it changed in issue 32). */
+const AUTH_BASELINE =
+  'the same read without a token, through the same gateway and posts service (since issue 32; before, GET /api/posts/my-posts against builds with verification swapped for a decode)';
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
 if (ONLY && ONLY !== 'attacks') throw new Error(`BENCH_ONLY=${ONLY}: only "attacks" runs alone`);
@@ -192,8 +195,8 @@ async function main(): Promise<void> {
     const postsUrl = system.processes.posts.url;
     const postsDb = withDatabase(mongo?.url ?? '', `b${process.pid}_posts`);
 
-    // Baseline processes: the bare proxy, and the unverified posts+gateway pair.
-    const [proxyPort, uPostsPort, uGatewayPort] = [await freePort(), await freePort(), await freePort()];
+    // The baseline process of scenario 1: the bare proxy.
+    const proxyPort = await freePort();
     const logFile = (name: string) => join(dataDir, 'logs', `${name}.log`);
     const bare = spawnChild({
       name: 'bare-proxy',
@@ -201,31 +204,9 @@ async function main(): Promise<void> {
       args: [join(DIST, 'bare-proxy.js'), String(proxyPort), postsUrl],
       logFile: logFile('bare-proxy'),
     });
-    const uPosts = spawnChild({
-      name: 'unverified-posts',
-      command: NODE,
-      args: [join(DIST, 'unverified.js'), 'posts'],
-      env: { PORT: String(uPostsPort), MONGO_URL: postsDb, JWT_SECRET: SECRET },
-      logFile: logFile('unverified-posts'),
-    });
-    const uGateway = spawnChild({
-      name: 'unverified-gateway',
-      command: NODE,
-      args: [join(DIST, 'unverified.js'), 'gateway'],
-      env: {
-        PORT: String(uGatewayPort),
-        JWT_SECRET: SECRET,
-        POSTS_URL: `http://127.0.0.1:${uPostsPort}`,
-        RATE_LIMIT: '0',
-        LOG_LEVEL: 'warn',
-      },
-      logFile: logFile('unverified-gateway'),
-    });
-    owned.push(bare, uPosts, uGateway);
+    owned.push(bare);
     const bareUrl = `http://127.0.0.1:${proxyPort}`;
-    const uGw = `http://127.0.0.1:${uGatewayPort}`;
     await waitFor('bare proxy', () => httpOk(`${bareUrl}/healthz`), { child: bare });
-    await waitFor('unverified pair', () => httpOk(`${uGw}/api/posts`), { child: uGateway });
 
     // Data: a user, one published post to read, their own posts for my-posts.
     const email = `bench-${process.pid}@example.com`;
@@ -362,11 +343,16 @@ async function main(): Promise<void> {
       ]),
     );
 
-    // 2. Authentication cost.
+    // 2. Authentication cost: one read of the same published post through the same gateway and
+    // posts service, with a token (verified by both, as every authenticated request is) and
+    // without one (nothing to verify). The product has no switch that skips verification, so the
+    // baseline is the route's anonymous form rather than a build with verification swapped for a
+    // decode (the baseline before issue 32, on GET /api/posts/my-posts): its ratio also counts
+    // reading the token, so it is the stricter of the two.
     const authCost = await scenario('2 authentication cost', () =>
       interleave([
-        { name: 'verified', run: () => load({ url: `${gw}/api/posts/my-posts`, headers: auth, connections: C }) },
-        { name: 'unverified', run: () => load({ url: `${uGw}/api/posts/my-posts`, headers: auth, connections: C }) },
+        { name: 'verified', run: () => load({ url: `${gw}${postPath}`, headers: auth, connections: C }) },
+        { name: 'unverified', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
       ]),
     );
 
@@ -642,7 +628,12 @@ async function main(): Promise<void> {
           ratioGatewayToDirect: ratio(hop.gateway?.rps, hop.direct?.rps),
           goal: 'gateway ≥ 0.8 × bare proxy',
         },
-        authCost: { ...authCost, ratio: ratio(authCost.verified?.rps, authCost.unverified?.rps), goal: '≥ 0.95' },
+        authCost: {
+          ...authCost,
+          ratio: ratio(authCost.verified?.rps, authCost.unverified?.rps),
+          goal: '≥ 0.95',
+          baseline: AUTH_BASELINE,
+        },
         login: { ...login, ratio: ratio(login.login?.rps, login['bcrypt.compare']?.rps), goal: '≥ 0.9' },
         publicList: { sizes: list, goal: 'service overhead ≤ 2 ms at p50' },
         volume: {
@@ -745,8 +736,8 @@ function everyScenarioRows(s: Report): [string, string, string, string][] {
       s.gatewayHop.goal,
     ],
     [
-      '2 authentication',
-      `verified ${s.authCost.verified.rps.toFixed(0)} rps; unverified ${s.authCost.unverified.rps.toFixed(0)}`,
+      '2 authentication (GET /api/posts/:id with a token vs without)',
+      `with a token ${s.authCost.verified.rps.toFixed(0)} rps; without ${s.authCost.unverified.rps.toFixed(0)}`,
       String(s.authCost.ratio),
       s.authCost.goal,
     ],

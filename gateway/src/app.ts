@@ -45,20 +45,11 @@ function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number, 
 }
 
 export interface GatewayOptions {
-  /**
-   * Whether protected routes are verified before the hop (always, in the server). Off only in
-   * the benchmark's "same route without verification" baseline; no configuration turns it off.
-   */
-  verifyTokens?: boolean;
   /** Where the limits count when several gateways must share them (REDIS_URL); else in memory. */
   sharedLimits?: SharedLimits;
 }
 
-export function createGateway(
-  config: Config,
-  logger: Logger,
-  { verifyTokens = true, sharedLimits }: GatewayOptions = {},
-) {
+export function createGateway(config: Config, logger: Logger, { sharedLimits }: GatewayOptions = {}) {
   const targets: Record<Upstream, string> = {
     identity: config.IDENTITY_URL,
     posts: config.POSTS_URL,
@@ -135,7 +126,7 @@ export function createGateway(
   app.use(bodyLimit(config.BODY_LIMIT_BYTES));
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
-    if (verifyTokens && !authGuard(found.auth, config.JWT_SECRET, req, res)) return;
+    if (!authGuard(found.auth, config.JWT_SECRET, req, res)) return;
     if (req.headers.authorization !== undefined || found.upstream === 'identity') markPrivate(req);
     // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';

@@ -1,4 +1,4 @@
-import { type AppMiddleware, createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
+import { createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
@@ -11,11 +11,9 @@ export interface Deps {
   config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
-  /** See PostRouteOptions.authenticate: for the benchmark's baseline only. */
-  authenticate?: AppMiddleware;
 }
 
-export async function createApp({ config, connection, logger, authenticate }: Deps) {
+export async function createApp({ config, connection, logger }: Deps) {
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
@@ -24,7 +22,7 @@ export async function createApp({ config, connection, logger, authenticate }: De
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
-    routers: [postRoutes(posts, { secret, authenticate, accounts }), deletedAccountRoutes(accounts, { secret })],
+    routers: [postRoutes(posts, { secret, accounts }), deletedAccountRoutes(accounts, { secret })],
     readiness: { database: () => isMongoReady(connection) },
   });
   return { app, turns, accounts };

@@ -1,6 +1,5 @@
 import { createPostSchema, LIMITS, objectIdParamSchema, updatePostSchema } from '@cs/contract';
 import {
-  type AppMiddleware,
   type AppState,
   bodyOf,
   clientAddressOf,
@@ -27,18 +26,13 @@ const timed = <T>(ctx: { state: AppState }, work: Promise<T>) => ctx.state.timed
 
 export interface PostRouteOptions {
   secret: string;
-  /**
-   * The authentication step of protected routes; requireAuth with the secret unless given. A
-   * seam for the benchmark's "same route without verification" baseline, never set by config.
-   */
-  authenticate?: AppMiddleware;
   /** Deleted accounts: their writes are refused (reads and deletes are not looked up). */
   accounts: DeletedAccountsCheck;
 }
 
-export function postRoutes(posts: Posts, { secret, authenticate, accounts }: PostRouteOptions): Router<AppState> {
+export function postRoutes(posts: Posts, { secret, accounts }: PostRouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/posts' });
-  const auth = authenticate ?? requireAuth({ secret });
+  const auth = requireAuth({ secret });
   const write = [auth, refuseDeletedAccounts(accounts)] as const;
   router.param('id', validateParam(objectIdParamSchema));
 
