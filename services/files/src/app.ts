@@ -2,17 +2,20 @@ import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
+import { createAccountPurge } from './account-purge';
 import type { Config } from './config';
 import { createLinkSlots } from './link-slots';
+import { messages } from './messages';
 import { linkSlotModel, multipartSlotModel, uploadModel } from './model';
 import { createMultipart } from './multipart';
 import { createNotesClient } from './notes-client';
 import { createRecords } from './records';
+import { createRelease } from './release';
 import { createRemovals, type Removals } from './removals';
 import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
-import { messages } from './schemas';
+import { createSweeper, type Sweeper, sweeperFailures, sweeperRemoved } from './sweeper';
 import { createUnclaimedBudget } from './unclaimed-budget';
-import { createUploads, sweeperFailures, sweeperRemoved, type Uploads } from './uploads';
+import { createUploads } from './uploads';
 
 export interface Deps {
   config: Config;
@@ -50,23 +53,17 @@ export async function createApp({ config, connection, logger }: Deps) {
       everyMs: config.SWEEP_INTERVAL,
     },
   });
-  const uploads = createUploads({
-    model,
-    records,
-    slots,
-    multipartSlots,
-    budget,
-    storage,
-    logger,
-    settings: {
-      uploadTtlS: config.UPLOAD_URL_TTL_S,
-      downloadTtlS: config.DOWNLOAD_URL_TTL_S,
-      claimTtlMs: config.UPLOAD_CLAIM_TTL,
-      releasedRetentionMs: config.RELEASED_RETENTION,
-      maxBytes: config.UPLOAD_MAX_BYTES,
-      checkDelayMs: config.UPLOAD_CHECK_DELAY,
-    },
-  });
+  const settings = {
+    uploadTtlS: config.UPLOAD_URL_TTL_S,
+    downloadTtlS: config.DOWNLOAD_URL_TTL_S,
+    claimTtlMs: config.UPLOAD_CLAIM_TTL,
+    releasedRetentionMs: config.RELEASED_RETENTION,
+    maxBytes: config.UPLOAD_MAX_BYTES,
+    checkDelayMs: config.UPLOAD_CHECK_DELAY,
+  };
+  const release = createRelease({ records, storage, multipartSlots, settings });
+  const uploads = createUploads({ model, records, release, slots, budget, storage, settings, logger });
+  const sweeper = createSweeper({ model, records, release, budget, storage, settings, logger });
   const notes = createNotesClient({
     baseUrl: config.NOTES_URL,
     secret: config.JWT_SECRET,
@@ -86,7 +83,7 @@ export async function createApp({ config, connection, logger }: Deps) {
       claimTtlMs: config.UPLOAD_CLAIM_TTL,
     },
   });
-  const accounts = createDeletedAccounts(connection, (userId) => uploads.removeAllOf(userId));
+  const accounts = createDeletedAccounts(connection, createAccountPurge({ model, storage, slots, multipartSlots }));
   const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
@@ -107,7 +104,7 @@ export async function createApp({ config, connection, logger }: Deps) {
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
   });
-  return { app, uploads, multipart, storage, turns, accounts, removals };
+  return { app, uploads, sweeper, multipart, storage, turns, accounts, removals };
 }
 
 /**
@@ -119,20 +116,20 @@ export async function createApp({ config, connection, logger }: Deps) {
  * SWEEP_INTERVAL.
  */
 export async function sweepOnce(
-  { uploads, removals }: { uploads: Uploads; removals: Removals },
+  { sweeper, removals }: { sweeper: Sweeper; removals: Removals },
   logger: Logger,
 ): Promise<void> {
   try {
-    const released = await uploads.sweep();
+    const released = await sweeper.releaseStale();
     sweeperRemoved.inc({ kind: 'stale' }, released);
-    const unclaimed = await uploads.sweepUnclaimed();
+    const unclaimed = await sweeper.sweepUnclaimed();
     sweeperRemoved.inc({ kind: 'unclaimed' }, unclaimed);
-    const overBudget = await uploads.enforceBudget();
+    const overBudget = await sweeper.enforceBudget();
     sweeperRemoved.inc({ kind: 'over_budget' }, overBudget);
-    const { refused } = await uploads.checkExpiredLinks();
+    const { refused } = await sweeper.checkExpiredLinks();
     sweeperRemoved.inc({ kind: 'refused' }, refused);
     await removals.drain();
-    const purged = await uploads.purge();
+    const purged = await sweeper.purgeReleased();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
     if (refused + released + unclaimed + overBudget + purged > 0) {
       logger.info({ refused, released, unclaimed, overBudget, purged }, 'sweeper pass');

@@ -36,7 +36,7 @@ export const configSpec = {
   UPLOAD_URL_TTL_S: env.int(300, { min: 1, max: 7 * 24 * 3600 }),
   /**
    * Size-less upload links (the contract's request) one caller may hold unexpired at once: each
-   * can put up to storage's 5 GB until its key is checked (see uploads.ts).
+   * can put up to storage's 5 GB until its key is checked (see sweeper.ts).
    */
   UPLOAD_MAX_OPEN_LINKS: env.int(50, { min: 1, max: 10_000 }),
   /** How long after a size-less link expires its key is checked: a PUT begun in time may still be arriving. */

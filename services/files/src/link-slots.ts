@@ -19,8 +19,8 @@
 import { randomInt } from 'node:crypto';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
+import { messages } from './messages';
 import type { LinkSlot, LinkSlotModel } from './model';
-import { messages } from './schemas';
 
 export function createLinkSlots({
   slots,

@@ -50,7 +50,7 @@ export interface UploadRecord {
   removedReason?: string | null;
   /** The note that held a removed key still has to be told (an outbox entry, see removals.ts). */
   notesToTell?: boolean;
-  /** Every state change is the next version, taken as a turn (see uploads.ts). */
+  /** Every state change is the next version, taken as a turn (see records.ts). */
   version?: number;
 }
 

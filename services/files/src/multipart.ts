@@ -3,7 +3,7 @@
  * declared), has part links signed in batches (each part's length signed in, so storage refuses
  * any other), lists what storage already holds to resume, and completes; completion checks
  * storage's own part listing against the declared size first. A completed upload is an issued key
- * like any other: it is claimed, attached, released and swept the same way (uploads.ts).
+ * like any other: it is claimed, attached, released and swept the same way (uploads.ts, sweeper.ts).
  *
  * Only the owner reaches an upload: anyone else's id answers the same 404 as an unknown one.
  */
@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { HttpError } from '@cs/errors';
 import type { ObjectStorage, StoredPart } from '@cs/storage';
 import type { LinkSlots } from './link-slots';
+import { messages } from './messages';
 import type { UploadModel } from './model';
 import type { Records } from './records';
-import { messages } from './schemas';
 import type { UnclaimedBudget } from './unclaimed-budget';
 import type { UploadRequest } from './upload-input';
 import { extensionOf } from './upload-key';

@@ -5,8 +5,8 @@
  */
 import { HttpError } from '@cs/errors';
 import type { Turns } from '@cs/mongo';
+import { messages } from './messages';
 import type { UploadModel, UploadRecord } from './model';
-import { messages } from './schemas';
 
 /** A record as read, and when: its next version must be taken within the turns' hold time. */
 export type Read = UploadRecord & { readAt: number };

@@ -18,8 +18,8 @@ import {
   validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
+import { messages } from './messages';
 import type { Multipart } from './multipart';
-import { messages } from './schemas';
 import { toMultipartRequest, toUploadRequest, type UploadRules } from './upload-input';
 import type { Uploads } from './uploads';
 

@@ -7,11 +7,11 @@ void runService({
   name: 'files',
   readConfig,
   build: async (deps) => {
-    const { app, uploads, removals, storage, turns } = await createApp(deps);
+    const { app, sweeper, removals, storage, turns } = await createApp(deps);
     const { logger } = deps;
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,
-      () => sweepOnce({ uploads, removals }, logger),
+      () => sweepOnce({ sweeper, removals }, logger),
       (err) => logger.warn({ err }, 'sweeper pass failed'),
     );
     const stopPruning = turns.startPruning();

@@ -5,7 +5,7 @@
  *
  * - Every upload not yet attached has a record in state `issued`: a size-less link's and a
  *   multipart upload's from their issue, and an object put through a link with size from the
- *   sweeper's first listing that sees it (uploads.ts `sweepUnclaimed` adopts it, reading the owner
+ *   sweeper's first listing that sees it (sweeper.ts `sweepUnclaimed` adopts it, reading the owner
  *   the link signed into it). A record counts its size: an object's own, a multipart upload's
  *   declared one, and `sizelessBytes` (the upload limit) for a size-less link.
  * - At every pass the sweeper measures each account (`measure`) and, for an account over a bound,
@@ -20,8 +20,8 @@
  *   map lookup. It is a courtesy: the bound is the sweeper's.
  */
 import { HttpError } from '@cs/errors';
+import { messages } from './messages';
 import type { UploadModel, UploadRecord } from './model';
-import { messages } from './schemas';
 
 export interface UnclaimedLimits {
   maxCount: number;

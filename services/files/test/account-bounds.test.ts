@@ -34,8 +34,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bytes = (n: number, c = 'x') => c.repeat(n);
 /** The sweeper's steps that keep the budget: the listing (which records new objects), then the cut. */
 const pass = async () => {
-  await h.uploads.sweepUnclaimed();
-  await h.uploads.enforceBudget();
+  await h.sweeper.sweepUnclaimed();
+  await h.sweeper.enforceBudget();
 };
 const claim = (caller: ReturnType<typeof newCaller>, key: string) =>
   h.http.post('/internal/uploads/claim').set(caller.auth).send({ key });
@@ -112,8 +112,8 @@ describe('what one account can hold not yet attached', () => {
     const keys = await Promise.all(Array.from({ length: 12 }, (_, i) => uploadFile(h, owner, `r${i}`)));
     const [claims] = await Promise.all([
       Promise.all(keys.map((key) => claim(owner, key).then((res) => res.status))),
-      h.uploads.sweepUnclaimed(),
-      h.uploads.sweepUnclaimed(),
+      h.sweeper.sweepUnclaimed(),
+      h.sweeper.sweepUnclaimed(),
     ]);
     expect(claims).toEqual(keys.map(() => 200));
     for (const key of keys) {
@@ -164,7 +164,7 @@ describe('the sweeper keeps up', () => {
       })),
     );
 
-    await h.uploads.sweep();
+    await h.sweeper.releaseStale();
 
     expect(await h.model.countDocuments({ key: trusted({ $in: keys }), state: 'released' })).toBe(keys.length);
   });

@@ -59,7 +59,7 @@ describe('concurrent state changes of one upload', () => {
             .then((res) => res.status),
         ),
       );
-    const sweepTwice = () => Promise.all([replica(1).uploads.sweepUnclaimed(), replica(2).uploads.sweepUnclaimed()]);
+    const sweepTwice = () => Promise.all([replica(1).sweeper.sweepUnclaimed(), replica(2).sweeper.sweepUnclaimed()]);
     const states = () =>
       Promise.all(
         keys.map(async (key) => {

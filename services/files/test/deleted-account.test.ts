@@ -118,7 +118,7 @@ describe('POST /internal/users/deleted', () => {
       expect(await strict.bucket.headObject(key)).toBeDefined();
 
       await new Promise((r) => setTimeout(r, 2200));
-      await strict.uploads.sweepUnclaimed();
+      await strict.sweeper.sweepUnclaimed();
       expect(await strict.bucket.headObject(key)).toBeUndefined();
     } finally {
       await strict.close();

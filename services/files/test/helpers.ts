@@ -16,6 +16,7 @@ import {
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
 import { type UploadModel, uploadModel } from '../src/model';
+import type { Sweeper } from '../src/sweeper';
 import type { Uploads } from '../src/uploads';
 
 export interface FilesHarness {
@@ -23,6 +24,8 @@ export interface FilesHarness {
   http: ReturnType<typeof api>;
   model: UploadModel;
   uploads: Uploads;
+  /** The sweeper's steps, each called on its own (the server runs them every SWEEP_INTERVAL). */
+  sweeper: Sweeper;
   /** The service's tombstones of deleted accounts. */
   accounts: DeletedAccounts;
   /** A storage client of the test's own, to look at what really is in the bucket. */
@@ -72,7 +75,7 @@ export async function startFiles(
     ...env,
   });
   const logs = captureLogger('files');
-  const { app, uploads, storage, accounts } = await createApp({
+  const { app, uploads, sweeper, storage, accounts } = await createApp({
     config,
     connection: database.connection,
     logger: logs.logger,
@@ -83,6 +86,7 @@ export async function startFiles(
     http: api(app.callback()),
     model: uploadModel(database.connection),
     uploads,
+    sweeper,
     accounts,
     bucket,
     db: database,

@@ -325,7 +325,7 @@ describe('ownership, abort and the sweeper', () => {
     await sendParts(upload, file, [1]);
     await new Promise((r) => setTimeout(r, 2100));
 
-    await h.uploads.sweep();
+    await h.sweeper.releaseStale();
 
     expect(await openUploadsAt(upload.key)).toBe(0);
     expect((await h.model.findOne({ key: upload.key }).lean())?.state).toBe('released');

@@ -122,12 +122,12 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     expect((await put(url, 'text/plain', TOO_LARGE)).status).toBe(200);
 
     // Before the check is due, the key is not looked at: the link may still put another object.
-    await h.uploads.checkExpiredLinks();
+    await h.sweeper.checkExpiredLinks();
     expect((await h.model.findOne({ key }).lean())?.checkAfter).toBeInstanceOf(Date);
     expect(await h.bucket.headObject(key)).toBeDefined();
 
     await untilCheckDue(key);
-    const { refused } = await h.uploads.checkExpiredLinks();
+    const { refused } = await h.sweeper.checkExpiredLinks();
 
     expect(refused).toBeGreaterThanOrEqual(1);
     expect(await h.bucket.headObject(key)).toBeUndefined();
@@ -146,7 +146,7 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     expect((await put(url, 'text/plain', TOO_LARGE)).status).toBe(200);
 
     await untilCheckDue(key);
-    await h.uploads.checkExpiredLinks();
+    await h.sweeper.checkExpiredLinks();
 
     expect(await h.bucket.headObject(key)).toBeUndefined();
     expect(await h.model.findOne({ key }).lean()).toMatchObject({
@@ -164,14 +164,14 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     const landed = slowPut(url, TOO_LARGE, TTL_S * 1000 + CHECK_DELAY_MS + 1500);
 
     await untilCheckDue(key);
-    await h.uploads.checkExpiredLinks();
+    await h.sweeper.checkExpiredLinks();
     // The check saw the small object: the large one was still arriving.
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', checkAfter: null });
     expect(await landed).toBe(200);
     expect(await h.bucket.headObject(key)).toMatchObject({ size: TOO_LARGE.length });
 
-    await h.uploads.sweepUnclaimed();
-    await h.uploads.checkExpiredLinks();
+    await h.sweeper.sweepUnclaimed();
+    await h.sweeper.checkExpiredLinks();
 
     expect(await h.bucket.headObject(key)).toBeUndefined();
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'released', notesToTell: true });
@@ -183,7 +183,7 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key }).expect(200);
 
     await untilCheckDue(key);
-    await h.uploads.checkExpiredLinks();
+    await h.sweeper.checkExpiredLinks();
 
     expect(await h.bucket.headObject(key)).toMatchObject({ size: 4 });
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', checkAfter: null });

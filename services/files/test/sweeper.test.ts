@@ -26,7 +26,7 @@ describe('the sweeper', () => {
     await sleep(2200);
     const fresh = await uploadFile(h, owner, 'just now');
 
-    expect(await h.uploads.sweepUnclaimed()).toBeGreaterThanOrEqual(1);
+    expect(await h.sweeper.sweepUnclaimed()).toBeGreaterThanOrEqual(1);
 
     expect(await h.bucket.headObject(stale)).toBeUndefined();
     expect(await h.model.findOne({ key: stale }).lean()).toBeNull();
@@ -48,7 +48,7 @@ describe('the sweeper', () => {
     expect((await h.model.findOne({ key }).lean())?.state).toBe('releasing');
     expect(await h.bucket.headObject(key)).toBeDefined();
 
-    await h.uploads.sweep();
+    await h.sweeper.releaseStale();
 
     expect(await h.bucket.headObject(key)).toBeUndefined();
     expect((await h.model.findOne({ key }).lean())?.state).toBe('released');
@@ -67,8 +67,8 @@ describe('the sweeper', () => {
     await sleep(2200);
     const replica = await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, db);
     try {
-      const [a, b] = await Promise.all([h.uploads.sweep(), replica.uploads.sweep()]);
-      await Promise.all([h.uploads.sweepUnclaimed(), replica.uploads.sweepUnclaimed()]);
+      const [a, b] = await Promise.all([h.sweeper.releaseStale(), replica.sweeper.releaseStale()]);
+      await Promise.all([h.sweeper.sweepUnclaimed(), replica.sweeper.sweepUnclaimed()]);
 
       expect(a + b).toBeGreaterThanOrEqual(keys.length);
       // A failed storage call is handed back and taken again (attempts 2) by design; if that is
@@ -107,11 +107,11 @@ describe('the sweeper', () => {
 
       // The link is still valid, and nothing is at the key: storage takes the PUT.
       expect((await fetch(url, { method: 'PUT', headers, body: 'back' })).status).toBe(200);
-      await quick.uploads.purge();
+      await quick.sweeper.purgeReleased();
       expect(await quick.bucket.headObject(key)).toBeDefined();
 
       await sleep(Math.max(0, linkExpiry + 1000 - Date.now()) + 100);
-      expect(await quick.uploads.purge()).toBeGreaterThanOrEqual(1);
+      expect(await quick.sweeper.purgeReleased()).toBeGreaterThanOrEqual(1);
       expect(await quick.bucket.headObject(key)).toBeUndefined();
       expect(await quick.model.findOne({ key }).lean()).toBeNull();
       // Expired: nothing can put it back now.

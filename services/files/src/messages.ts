@@ -1,6 +1,6 @@
 /**
- * The files service's words. The request schemas, their limits and the messages of their rules
- * are the OpenAPI document's own (`@cs/contract`); these are what the service's operations say.
+ * What the files service says to its callers. The request schemas, their limits and the messages
+ * of their rules are the OpenAPI document's own (`@cs/contract`); these are the operations' own.
  */
 import { fileMessages } from '@cs/contract';
 
