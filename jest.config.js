@@ -11,6 +11,7 @@ const WORKSPACES = [
   'libs/lifecycle',
   'libs/log',
   'libs/mongo',
+  'libs/outbox',
   'libs/storage',
   'libs/devstack',
   'services/identity',
