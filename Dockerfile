@@ -1,7 +1,8 @@
 # The image of one deployable workspace (a service or the gateway); each is its own image:
 #   docker build --build-arg WORKSPACE=services/posts --build-arg PORT=4002 .
 # (docker-compose.yml passes both.) Build context: the repository root, because every workspace
-# depends on libs/.
+# depends on libs/. The tooling (dev/, tests/, bench/) is never copied: no image installs it, and
+# npm skips the workspaces it does not find.
 #
 # The build stage does not depend on WORKSPACE, so it is the same for every image: the engine
 # installs the workspace and compiles all of it once, and the other images find it in the layer

@@ -13,7 +13,7 @@ const WORKSPACES = [
   'libs/mongo',
   'libs/outbox',
   'libs/storage',
-  'libs/devstack',
+  'dev/devstack',
   'services/identity',
   'services/posts',
   'services/notes',
@@ -30,8 +30,8 @@ const swc = [
 
 /** @type {import('jest').Config} */
 module.exports = {
-  globalSetup: './libs/testkit/dist/src/global-setup.js',
-  globalTeardown: './libs/testkit/dist/src/global-teardown.js',
+  globalSetup: './dev/testkit/dist/src/global-setup.js',
+  globalTeardown: './dev/testkit/dist/src/global-teardown.js',
   maxWorkers: 2,
   // A global option: jest ignores it inside a project. Real servers and processes need more than 5 s.
   testTimeout: 30_000,

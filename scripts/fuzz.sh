@@ -16,7 +16,7 @@ data="$root/.data/fuzz-$$"
 log="$data/launcher.log"
 mkdir -p "$data"
 PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 LOG_LEVEL=warn \
-  node_modules/.bin/node libs/devstack/dist/src/start.js >"$log" 2>&1 &
+  node_modules/.bin/node dev/devstack/dist/src/start.js >"$log" 2>&1 &
 launcher=$!
 cleanup() { kill -TERM "$launcher" 2>/dev/null || true; wait "$launcher" 2>/dev/null || true; [ -n "${KEEP_FUZZ_DATA:-}" ] || rm -rf "$data"; }
 trap cleanup EXIT

@@ -16,7 +16,7 @@ if [ -z "${MONGO_URL:-}" ] || [ -z "${S3_ENDPOINT:-}" ] || [ -z "${SMTP_URL:-}" 
   bash scripts/install-tools.sh
 fi
 
-# The embedded FerretDB's backend (libs/devstack/src/postgres.ts). Without it FerretDB runs on
+# The embedded FerretDB's backend (dev/devstack/src/postgres.ts). Without it FerretDB runs on
 # SQLite, which the launcher says at start-up.
 if [ -z "${MONGO_URL:-}" ] && [ -z "${PG_BIN:-}" ] && [ "${FERRETDB_BACKEND:-}" != sqlite ] \
   && ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then

@@ -12,4 +12,4 @@ cd "$root"
 # The launcher only starts, watches and stops the others: V8's lite mode (no optimizing compiler)
 # and a 1 MB young generation keep it at about 50 MB RSS, 39 MB of which is Node's own code,
 # shared with the five processes it starts (18 MB PSS).
-exec node_modules/.bin/node --lite-mode --max-semi-space-size=1 libs/devstack/dist/src/start.js
+exec node_modules/.bin/node --lite-mode --max-semi-space-size=1 dev/devstack/dist/src/start.js

@@ -84,7 +84,7 @@ export async function startPostgres(bin: string, dataDir: string): Promise<Runni
     promisify(execFile)(join(bin, 'psql'), ['-h', dir, '-U', 'postgres', '-d', 'postgres', '-qX', ...extra]);
   try {
     await waitFor('postgres', () => psql('-c', 'SELECT 1').then(() => true), { child });
-    await psql('-v', 'ON_ERROR_STOP=1', '-f', join(REPO_ROOT, 'libs', 'devstack', 'postgres', 'ferretdb-indexes.sql'));
+    await psql('-v', 'ON_ERROR_STOP=1', '-f', join(REPO_ROOT, 'dev', 'devstack', 'postgres', 'ferretdb-indexes.sql'));
   } catch (err) {
     await stopPostgres(child);
     throw err;

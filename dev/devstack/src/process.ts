@@ -4,7 +4,7 @@ import { get } from 'node:http';
 import { createServer, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
-/** The repository's root: libs/devstack/dist/src → four levels up. */
+/** The repository's root: dev/devstack/dist/src → four levels up. */
 export const REPO_ROOT = resolve(__dirname, '../../../..');
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
