@@ -120,6 +120,7 @@ export function watchReachability(
 
 export { backlogOf } from './backlog';
 export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
+export { modelOf } from './model-of';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { sleep } from './sleep';
 export { trusted } from './trusted';

@@ -1,3 +1,4 @@
+import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -105,9 +106,7 @@ uploadSchema.index({ 'multipart.id': 1 }, { sparse: true });
 export type UploadModel = Model<UploadRecord>;
 
 export function uploadModel(connection: Connection): UploadModel {
-  return (
-    (connection.models.Upload as UploadModel | undefined) ?? connection.model<UploadRecord>('Upload', uploadSchema)
-  );
+  return modelOf(connection, 'Upload', uploadSchema);
 }
 
 /**
@@ -142,15 +141,10 @@ linkSlotSchema.index({ ownerId: 1 });
 export type LinkSlotModel = Model<LinkSlot>;
 
 export function linkSlotModel(connection: Connection): LinkSlotModel {
-  return (
-    (connection.models.LinkSlot as LinkSlotModel | undefined) ?? connection.model<LinkSlot>('LinkSlot', linkSlotSchema)
-  );
+  return modelOf(connection, 'LinkSlot', linkSlotSchema);
 }
 
 /** The same slots for open multipart uploads, in a collection of their own: `key` is the upload's. */
 export function multipartSlotModel(connection: Connection): LinkSlotModel {
-  return (
-    (connection.models.MultipartSlot as LinkSlotModel | undefined) ??
-    connection.model<LinkSlot>('MultipartSlot', linkSlotSchema.clone().set('collection', 'multipart_slots'))
-  );
+  return modelOf(connection, 'MultipartSlot', linkSlotSchema.clone().set('collection', 'multipart_slots'));
 }

@@ -24,8 +24,8 @@
  */
 import { createHash } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
-import { isDuplicateKey, trusted } from '@cs/mongo';
-import type { Connection, Model } from 'mongoose';
+import { isDuplicateKey, modelOf, trusted } from '@cs/mongo';
+import type { Connection } from 'mongoose';
 import { Schema } from 'mongoose';
 
 export const FREE_FAILURES = 5;
@@ -97,12 +97,8 @@ export interface LoginThrottle {
 }
 
 export function createLoginThrottle(connection: Connection, now: () => number = Date.now): LoginThrottle {
-  const failures: Model<FailureRecord> =
-    (connection.models.LoginFailure as Model<FailureRecord> | undefined) ??
-    connection.model<FailureRecord>('LoginFailure', failureSchema);
-  const known: Model<KnownRecord> =
-    (connection.models.LoginKnown as Model<KnownRecord> | undefined) ??
-    connection.model<KnownRecord>('LoginKnown', knownSchema);
+  const failures = modelOf(connection, 'LoginFailure', failureSchema);
+  const known = modelOf(connection, 'LoginKnown', knownSchema);
 
   /** How long this count must still wait, in ms (0: not at all). */
   const wait = async (id: string, free: number, cap: number): Promise<number> => {

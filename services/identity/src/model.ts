@@ -1,3 +1,4 @@
+import { modelOf } from '@cs/mongo';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
 
@@ -30,5 +31,5 @@ userSchema.index({ email: 1 }, { unique: true });
 export type UserModel = Model<UserRecord>;
 
 export function userModel(connection: Connection): UserModel {
-  return (connection.models.User as UserModel | undefined) ?? connection.model<UserRecord>('User', userSchema);
+  return modelOf(connection, 'User', userSchema);
 }

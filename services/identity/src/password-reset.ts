@@ -22,9 +22,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { isDuplicateKey, modelOf, trusted } from '@cs/mongo';
 import bcrypt from 'bcrypt';
-import type { Connection, Model } from 'mongoose';
+import type { Connection } from 'mongoose';
 import { Schema } from 'mongoose';
 import { messages } from './credentials';
 import type { Mailer } from './mailer';
@@ -77,10 +77,6 @@ const countSchema = new Schema<RequestCount>(
   { _id: { type: String, required: true }, count: Number, windowStartedAt: Date },
   { ...options, collection: 'password_reset_requests' },
 );
-
-function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
-  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
-}
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 

@@ -1,3 +1,4 @@
+import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
 
 export interface NoteRecord {
@@ -100,14 +101,11 @@ export type NoteModel = Model<NoteRecord>;
 export type PendingReleaseModel = Model<PendingRelease>;
 
 export function noteModel(connection: Connection): NoteModel {
-  return (connection.models.Note as NoteModel | undefined) ?? connection.model<NoteRecord>('Note', noteSchema);
+  return modelOf(connection, 'Note', noteSchema);
 }
 
 export function pendingReleaseModel(connection: Connection): PendingReleaseModel {
-  return (
-    (connection.models.PendingRelease as PendingReleaseModel | undefined) ??
-    connection.model<PendingRelease>('PendingRelease', pendingReleaseSchema)
-  );
+  return modelOf(connection, 'PendingRelease', pendingReleaseSchema);
 }
 
 export const NOTE_FIELDS = '_id title body attachmentKey attachmentRemoved authorId createdAt updatedAt version';
