@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import { createBulkhead, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
-import { watchOutbox } from '@cs/telemetry';
 import { createAccountDeletions } from './account-deletions';
 import { createAccounts } from './accounts';
 import type { Config } from './config';
@@ -59,7 +58,6 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     timeoutMs: config.DELETION_TIMEOUT,
     logger,
   });
-  watchOutbox('account_deletions', () => deletions.backlog());
   const accounts = createAccounts({
     users,
     tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },

@@ -19,7 +19,7 @@ void runService({
       throttle.startPruning(warn('could not prune login failures')),
       turns.startPruning(),
       repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
-      repeatEvery(config.DELETION_OUTBOX_INTERVAL, deletions.drain, warn('account deletion pass failed')),
+      deletions.start(config.DELETION_OUTBOX_INTERVAL),
     ];
     return {
       app,
