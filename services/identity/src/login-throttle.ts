@@ -24,9 +24,9 @@
  */
 import { createHash } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
-import { isDuplicateKey, modelOf, trusted } from '@cs/mongo';
+import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { Connection } from 'mongoose';
-import { Schema } from 'mongoose';
+import { loginFailureModel, loginKnownModel } from './model';
 
 export const FREE_FAILURES = 5;
 export const ACCOUNT_FREE_FAILURES = 50;
@@ -37,28 +37,6 @@ export const ACCOUNT_MAX_DELAY_MS = 60_000;
 export const FORGET_AFTER_MS = 60 * 60_000;
 /** How long an address that logged in to an account stays known to it. */
 export const KNOWN_FOR_MS = 30 * 24 * 60 * 60_000;
-
-interface FailureRecord {
-  /** A hash of what is counted: the account, or the account and an address. */
-  _id: string;
-  failures: number;
-  lastFailureAt: Date;
-}
-
-interface KnownRecord {
-  /** A hash of the account and the address. */
-  _id: string;
-  at: Date;
-}
-
-const failureSchema = new Schema<FailureRecord>(
-  { _id: { type: String, required: true }, failures: { type: Number, required: true }, lastFailureAt: Date },
-  { strict: 'throw', versionKey: false, collection: 'login_failures' },
-);
-const knownSchema = new Schema<KnownRecord>(
-  { _id: { type: String, required: true }, at: { type: Date, required: true } },
-  { strict: 'throw', versionKey: false, collection: 'login_known' },
-);
 
 /** How long after its last failure a count must wait, given its failures, threshold and cap. */
 export function delayAfter(failures: number, free = FREE_FAILURES, cap = MAX_DELAY_MS): number {
@@ -97,8 +75,8 @@ export interface LoginThrottle {
 }
 
 export function createLoginThrottle(connection: Connection, now: () => number = Date.now): LoginThrottle {
-  const failures = modelOf(connection, 'LoginFailure', failureSchema);
-  const known = modelOf(connection, 'LoginKnown', knownSchema);
+  const failures = loginFailureModel(connection);
+  const known = loginKnownModel(connection);
 
   /** How long this count must still wait, in ms (0: not at all). */
   const wait = async (id: string, free: number, cap: number): Promise<number> => {

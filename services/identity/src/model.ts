@@ -1,9 +1,19 @@
+/**
+ * Every collection identity keeps, with its indexes: the accounts, the login throttle's counts
+ * (login-throttle.ts) and password reset's tokens, used tokens and request counts
+ * (password-reset.ts). Records keyed by a hash or a user id use `_id`, which every server, FerretDB
+ * included, answers from its index.
+ */
 import { modelOf } from '@cs/mongo';
-import type { Connection, Model } from 'mongoose';
-import { Schema } from 'mongoose';
+import { type Connection, type Model, Schema, type Types } from 'mongoose';
+
+/** Options every collection here shares: unknown fields throw, no `__v`. */
+const strict = { strict: 'throw', versionKey: false } as const;
+
+// Accounts.
 
 export interface UserRecord {
-  _id: import('mongoose').Types.ObjectId;
+  _id: Types.ObjectId;
   email: string;
   /** The bcrypt hash; never selected unless asked for. */
   password: string;
@@ -22,7 +32,7 @@ const userSchema = new Schema<UserRecord>(
     password: { type: String, required: true, select: false },
     version: { type: Number, default: 0 },
   },
-  { timestamps: true, strict: 'throw', versionKey: false },
+  { ...strict, timestamps: true },
 );
 
 // One account per address, enforced by the database: concurrent registrations cannot both win.
@@ -32,4 +42,90 @@ export type UserModel = Model<UserRecord>;
 
 export function userModel(connection: Connection): UserModel {
   return modelOf(connection, 'User', userSchema);
+}
+
+// The login throttle's counts.
+
+export interface FailureRecord {
+  /** A hash of what is counted: the account, or the account and an address. */
+  _id: string;
+  failures: number;
+  lastFailureAt: Date;
+}
+
+export interface KnownRecord {
+  /** A hash of the account and the address. */
+  _id: string;
+  at: Date;
+}
+
+const failureSchema = new Schema<FailureRecord>(
+  { _id: { type: String, required: true }, failures: { type: Number, required: true }, lastFailureAt: Date },
+  { ...strict, collection: 'login_failures' },
+);
+const knownSchema = new Schema<KnownRecord>(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { ...strict, collection: 'login_known' },
+);
+
+export function loginFailureModel(connection: Connection): Model<FailureRecord> {
+  return modelOf(connection, 'LoginFailure', failureSchema);
+}
+
+export function loginKnownModel(connection: Connection): Model<KnownRecord> {
+  return modelOf(connection, 'LoginKnown', knownSchema);
+}
+
+// Password reset.
+
+export interface ResetRecord {
+  /** The user's id: one live token per user. */
+  _id: string;
+  tokenHash: string;
+  expiresAt: Date;
+  /** The account's password version when the token was sent; none for tokens sent before (0). */
+  userVersion?: number;
+}
+
+export interface ResetUseRecord {
+  /** The hash of a token that has been used. */
+  _id: string;
+  at: Date;
+}
+
+export interface ResetRequestCount {
+  /** A hash of the address, so no address is stored. */
+  _id: string;
+  count: number;
+  windowStartedAt: Date;
+}
+
+const resetSchema = new Schema<ResetRecord>(
+  {
+    _id: { type: String, required: true },
+    tokenHash: { type: String, required: true },
+    expiresAt: Date,
+    userVersion: Number,
+  },
+  { ...strict, collection: 'password_resets' },
+);
+const resetUseSchema = new Schema<ResetUseRecord>(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { ...strict, collection: 'password_reset_uses' },
+);
+const resetRequestSchema = new Schema<ResetRequestCount>(
+  { _id: { type: String, required: true }, count: Number, windowStartedAt: Date },
+  { ...strict, collection: 'password_reset_requests' },
+);
+
+export function passwordResetModel(connection: Connection): Model<ResetRecord> {
+  return modelOf(connection, 'PasswordReset', resetSchema);
+}
+
+export function passwordResetUseModel(connection: Connection): Model<ResetUseRecord> {
+  return modelOf(connection, 'PasswordResetUse', resetUseSchema);
+}
+
+export function passwordResetRequestModel(connection: Connection): Model<ResetRequestCount> {
+  return modelOf(connection, 'PasswordResetRequest', resetRequestSchema);
 }

@@ -22,13 +22,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, modelOf, trusted } from '@cs/mongo';
+import { isDuplicateKey, trusted } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { Connection } from 'mongoose';
-import { Schema } from 'mongoose';
 import { messages } from './credentials';
 import type { Mailer } from './mailer';
-import type { UserModel } from './model';
+import { passwordResetModel, passwordResetRequestModel, passwordResetUseModel, type UserModel } from './model';
 import type { PasswordStore } from './password-store';
 
 /** E-mails one address may be sent in RESET_WINDOW_MS, whether it has an account or not. */
@@ -36,47 +35,6 @@ export const RESETS_PER_ADDRESS = 3;
 export const RESET_WINDOW_MS = 60 * 60_000;
 
 const TOKEN = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
-
-interface ResetRecord {
-  /** The user's id: one live token per user. */
-  _id: string;
-  tokenHash: string;
-  expiresAt: Date;
-  /** The account's password version when the token was sent; none for tokens sent before (0). */
-  userVersion?: number;
-}
-
-interface UseRecord {
-  /** The hash of a token that has been used. */
-  _id: string;
-  at: Date;
-}
-
-interface RequestCount {
-  /** A hash of the address, so no address is stored. */
-  _id: string;
-  count: number;
-  windowStartedAt: Date;
-}
-
-const options = { strict: 'throw', versionKey: false } as const;
-const resetSchema = new Schema<ResetRecord>(
-  {
-    _id: { type: String, required: true },
-    tokenHash: { type: String, required: true },
-    expiresAt: Date,
-    userVersion: Number,
-  },
-  { ...options, collection: 'password_resets' },
-);
-const useSchema = new Schema<UseRecord>(
-  { _id: { type: String, required: true }, at: { type: Date, required: true } },
-  { ...options, collection: 'password_reset_uses' },
-);
-const countSchema = new Schema<RequestCount>(
-  { _id: { type: String, required: true }, count: Number, windowStartedAt: Date },
-  { ...options, collection: 'password_reset_requests' },
-);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
@@ -115,9 +73,9 @@ export function createPasswordResets({
   logger: Logger;
   now?: () => number;
 }): PasswordResets {
-  const resets = modelOf(connection, 'PasswordReset', resetSchema);
-  const uses = modelOf(connection, 'PasswordResetUse', useSchema);
-  const counts = modelOf(connection, 'PasswordResetRequest', countSchema);
+  const resets = passwordResetModel(connection);
+  const uses = passwordResetUseModel(connection);
+  const counts = passwordResetRequestModel(connection);
 
   /** Throws 429 once this address has had its e-mails for the window. Not exact under races. */
   async function count(email: string): Promise<void> {
