@@ -5,8 +5,8 @@
 #
 #   OUT=bench/results/x.md bash scripts/loop-test.sh RUNS TEST_FILE [TEST_FILE…]
 #
-# Fault tests (bench/faults/…) run under jest.faults.config.js, anything else under the default
-# config (one run may not mix the two). Exits 1 when any run failed. The failed runs' output is
+# Fault tests (tests/faults/…) run as the jest project `faults`, one file at a time, as
+# `npm run test:faults` runs them (one run may not mix them with other tests). Exits 1 when any run failed. The failed runs' output is
 # kept in .data/loop-logs/.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,8 +18,8 @@ files=("$@")
 out="${OUT:-}"
 export PATH="$root/node_modules/.bin:$PATH"
 
-config=jest.config.js
-case "${files[0]}" in bench/faults/*) config=jest.faults.config.js ;; esac
+select=(--ignoreProjects faults)
+case "${files[0]}" in tests/faults/*) select=(--selectProjects faults --maxWorkers=1) ;; esac
 logs="$root/.data/loop-logs/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$logs"
 
@@ -35,7 +35,7 @@ failed=0
 for i in $(seq 1 "$runs"); do
   log="$logs/run-$i.log"
   started=$(date +%s)
-  if jest -c "$config" --ci "${files[@]}" >"$log" 2>&1; then
+  if jest "${select[@]}" --ci "${files[@]}" >"$log" 2>&1; then
     passed=$((passed + 1))
     report "run $i: passed ($(($(date +%s) - started)) s)"
     rm -f "$log"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# npm run test:faults: the reliability promises (bench/faults), each against the real system
-# with real servers that the tests kill, pause and restart themselves. Writes the figures to
-# bench/results/faults.{json,md}. Extra arguments go to jest.
+# npm run test:faults: the reliability promises (tests/faults, the jest project `faults`), each
+# against the real system with real servers that the tests kill, pause and restart themselves, one
+# file at a time: a fault test's timings must not share two cores with another's load. Writes the
+# figures to bench/results/faults.{json,md}. Extra arguments go to jest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -15,6 +16,6 @@ export PATH="$root/node_modules/.bin:$PATH"
 export FAULTS_FIGURES_DIR="$root/.data/faults-figures"
 rm -rf "$FAULTS_FIGURES_DIR"
 status=0
-jest -c jest.faults.config.js "$@" || status=$?
+jest --selectProjects faults --maxWorkers=1 "$@" || status=$?
 node bench/dist/src/faults-report.js "$FAULTS_FIGURES_DIR" bench/results || status=$?
 exit "$status"

@@ -1,7 +1,7 @@
 /**
  * The account routes through the gateway, on the real services: deleting an account removes what
  * it owns in posts, notes and files (and storage), and nothing of anyone else's; its token, still
- * valid, can write nothing afterwards. The fault test (bench/faults/account-deletion.test.ts)
+ * valid, can write nothing afterwards. The fault test (tests/faults/account-deletion.test.ts)
  * does the same with an owner stopped.
  */
 import { readFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
  * keeps working, and when it comes back it is used again without restarting the gateway.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type Outcome, SERVICE_OF, Traffic } from '../src/traffic';
+import { type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 let f: FaultSystem;

@@ -6,7 +6,7 @@
 import { withDatabase } from '@cs/devstack';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import mongoose from 'mongoose';
-import { Traffic } from '../src/traffic';
+import { Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, recordFigures, sleep, startFaultSystem } from './harness';
 
 /** The benchmark's concurrency (bench/src/run.ts, C), times four. */

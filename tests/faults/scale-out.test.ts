@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { type ProcessName, REPO_ROOT, type RunningSystem, SERVICES, startRedis } from '@cs/devstack';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { type OpName, type Outcome, SERVICE_OF, Traffic } from '../src/traffic';
+import { type OpName, type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, OwnServer, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 const dataDir = join(REPO_ROOT, '.data', 'faults', `scale-${randomBytes(3).toString('hex')}`);

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type Outcome, Traffic } from '../src/traffic';
+import { type Outcome, Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 let f: FaultSystem;

@@ -5,7 +5,7 @@
  */
 import { SERVICES } from '@cs/devstack';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type Outcome, SERVICE_OF, Traffic } from '../src/traffic';
+import { type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, recordFigures, sleep, startFaultSystem } from './harness';
 
 let f: FaultSystem;

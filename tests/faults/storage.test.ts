@@ -5,7 +5,7 @@
  */
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type Answer, type Outcome, Traffic } from '../src/traffic';
+import { type Answer, type Outcome, Traffic } from '../../bench/src/traffic';
 import { type FaultSystem, ownStorageClient, recordFigures, sleep, startFaultSystem, until } from './harness';
 
 let f: FaultSystem;
