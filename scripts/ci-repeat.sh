@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Runs CI as CI runs it, N times in a row: each time a fresh clone of this repository's HEAD
 # (nothing but what its own files install), then `CI=true bash .ci/run`. Records each run's exit
-# code, wall time and closing counts, and stops at the first failure.
+# code, wall time and closing counts, and stops at the first failure. The record is printed and
+# kept in .data/ci-repeat/ (output, not source: never committed).
 #
-#   OUT=bench/results/ci-repeat.md bash scripts/ci-repeat.sh 5
+#   bash scripts/ci-repeat.sh 5
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-5}"
-out="${OUT:-}"
 work="${CI_REPEAT_DIR:-/tmp/ci-repeat}"
-report() { printf '%s\n' "$*"; [ -z "$out" ] || printf '%s\n' "$*" >>"$out"; }
-[ -z "$out" ] || { mkdir -p "$(dirname "$out")"; : >"$out"; }
+record="$root/.data/ci-repeat/$(date -u +%Y%m%dT%H%M%S)-$$.md"
+mkdir -p "$(dirname "$record")"
+report() { printf '%s\n' "$*" | tee -a "$record"; }
 
 report "# $runs fresh-clone runs of .ci/run"
 report "commit $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"

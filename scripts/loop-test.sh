@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs jest test files N times in a row, each run a fresh jest process with its own servers, and
 # records every run's outcome. A test that depends on timing or concurrency is trusted only after
-# a loop like this; the record goes under bench/results/ with the commit it ran on.
+# a loop like this. The record is output, not source: it is printed, with the commit it ran on,
+# and kept with the failed runs' output in .data/loop-logs/<time>-<pid>/ (never committed; cite it
+# in the change's notes).
 #
-#   OUT=bench/results/x.md bash scripts/loop-test.sh RUNS TEST_FILE [TEST_FILE…]
+#   bash scripts/loop-test.sh RUNS TEST_FILE [TEST_FILE…]
 #
 # Fault tests (tests/faults/…) run as the jest project `faults`, one file at a time, as
-# `npm run test:faults` runs them (one run may not mix them with other tests). Exits 1 when any run failed. The failed runs' output is
-# kept in .data/loop-logs/.
+# `npm run test:faults` runs them (one run may not mix them with other tests). Exits 1 when any
+# run failed.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -15,17 +17,16 @@ runs="${1:?usage: loop-test.sh RUNS TEST_FILE [TEST_FILE…]}"
 shift
 [ "$#" -gt 0 ] || { echo "usage: loop-test.sh RUNS TEST_FILE [TEST_FILE…]" >&2; exit 2; }
 files=("$@")
-out="${OUT:-}"
 export PATH="$root/node_modules/.bin:$PATH"
 
 select=(--ignoreProjects faults)
 case "${files[0]}" in tests/faults/*) select=(--selectProjects faults --maxWorkers=1) ;; esac
 logs="$root/.data/loop-logs/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$logs"
+record="$logs/record.md"
 
-commit="$(git rev-parse --short HEAD)$([ -n "$(git status --porcelain -- ':!bench/results')" ] && echo '+uncommitted')"
-report() { printf '%s\n' "$*"; [ -z "$out" ] || printf '%s\n' "$*" >>"$out"; }
-[ -z "$out" ] || { mkdir -p "$(dirname "$out")"; : >"$out"; }
+commit="$(git rev-parse --short HEAD)$([ -n "$(git status --porcelain)" ] && echo '+uncommitted')"
+report() { printf '%s\n' "$*" | tee -a "$record"; }
 report "# $runs runs of ${files[*]}"
 report "commit $commit, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 report ""
@@ -52,4 +53,5 @@ for i in $(seq 1 "$runs"); do
 done
 report ""
 report "$passed passed, $failed failed"
+echo "(this record: ${record#"$root"/})"
 [ "$failed" -eq 0 ]
