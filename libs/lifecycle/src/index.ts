@@ -4,6 +4,8 @@ import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@cs/log';
 
+export { createRetryWindow, type RetryWindow, retryWithin } from './retry-window';
+
 /** Anything that hands out a Node request listener: a Koa app. */
 export interface HttpApp {
   callback(): RequestListener;

@@ -4,12 +4,13 @@
  * never a hang; what files refuses comes back as a 4xx with its message.
  *
  * A claim or a download link that could not reach files at all (a restart, a container being
- * replaced) is sent again within `retryWindowMs`, as the gateway does for its own calls; once
- * files has been unreachable for longer than that, calls fail at once until it answers again.
+ * replaced) is sent again within `retryWindowMs` (@cs/lifecycle's retry window, which the gateway
+ * uses too); once files has been unreachable for longer than that, calls fail at once until it
+ * answers again.
  * A release is not: the outbox sends it again later, and a delete never waits for files.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError, notDelivered } from '@cs/errors';
+import { createRetryWindow, retryWithin } from '@cs/lifecycle';
 import { tracedFetch } from '@cs/telemetry';
 import { messages } from './schemas';
 
@@ -28,30 +29,21 @@ export function createFilesClient({
   timeoutMs: number;
   retryWindowMs?: number;
 }): FilesClient {
-  /** Since when no call has reached files; unset once one does. */
-  let unreachableSince: number | undefined;
+  /** Shared by every call: files being down is learnt once, not by each request. */
+  const retries = createRetryWindow(retryWindowMs);
 
-  async function send(path: string, key: string, authorization: string, retry: boolean): Promise<Response> {
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const res = await tracedFetch(`${baseUrl}/internal/uploads/${path}`, {
+  function send(path: string, key: string, authorization: string, retry: boolean): Promise<Response> {
+    return retryWithin(
+      retries,
+      (err) => retry && notDelivered(err),
+      () =>
+        tracedFetch(`${baseUrl}/internal/uploads/${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization },
           body: JSON.stringify({ key }),
           signal: AbortSignal.timeout(timeoutMs),
-        });
-        unreachableSince = undefined;
-        return res;
-      } catch (err) {
-        const now = Date.now();
-        if (!retry || !notDelivered(err)) throw err;
-        unreachableSince ??= now;
-        const delay = Math.min(50 * 2 ** (attempt - 1), 400);
-        if (now - unreachableSince > retryWindowMs || now + delay - started > retryWindowMs) throw err;
-        await sleep(delay);
-      }
-    }
+        }),
+    );
   }
 
   async function call(path: string, key: string, authorization: string, retry = true): Promise<Response> {
