@@ -9,13 +9,15 @@ import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
 import { httpMetrics, rateLimited } from './metrics';
 import { accessLog, authGuard, bodyLimit, dropInternalHeaders, requestId } from './middleware';
-import { createUpstreamProxy, markPrivate, readBody, type UpstreamProxy } from './proxy';
 import { sharedReadiness } from './readiness';
 import { sendError } from './respond';
 import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
 import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
+import { readBody } from './upstream/request-body';
+import { httpTransport } from './upstream/transport';
+import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-proxy';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
@@ -61,7 +63,7 @@ export function createGateway(config: Config, logger: Logger, { sharedLimits }: 
       name,
       createUpstreamProxy({
         name,
-        target,
+        transport: httpTransport(target),
         timeoutMs: config.UPSTREAM_TIMEOUT,
         retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
         serverTiming: config.SERVER_TIMING,
@@ -127,16 +129,17 @@ export function createGateway(config: Config, logger: Logger, { sharedLimits }: 
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
     if (!authGuard(found.auth, config.JWT_SECRET, req, res)) return;
-    if (req.headers.authorization !== undefined || found.upstream === 'identity') markPrivate(req);
     // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
-    const body = await readBody(req, config.BODY_LIMIT_BYTES);
-    if (body === 'aborted') return;
-    if (body === 'too-large') {
+    const read = await readBody(req, config.BODY_LIMIT_BYTES);
+    if (read.outcome === 'aborted') return;
+    if (read.outcome === 'too-large') {
       res.setHeader('connection', 'close');
       return sendError(res, 413, messages.bodyTooLarge);
     }
-    proxies[found.upstream](req, res);
+    // A token sent, or one answered (identity): the answer is that person's alone.
+    const isPrivate = req.headers.authorization !== undefined || found.upstream === 'identity';
+    proxies[found.upstream](req, res, { body: read.body, private: isPrivate });
   });
 
   // A client's error keeps its status (a path whose percent-escapes do not decode is a 400, as

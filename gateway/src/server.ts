@@ -6,8 +6,8 @@ import { createGateway } from './app';
 import { readConfig } from './config';
 import { connectionBudget, connectionCap, openFilesLimit } from './connection-limits';
 import { connectionsRefused } from './metrics';
-import { upstreamSocketsMax } from './proxy';
 import { createSharedLimits } from './shared-limits';
+import { upstreamSocketsMax } from './upstream/connection-pool';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof readConfig>;

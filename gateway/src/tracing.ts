@@ -6,7 +6,7 @@ import { routeTemplate } from './metrics';
 /**
  * Runs each request in a server span of its own, under the caller's trace (a browser's SDK may
  * start it), named after the contract's route template (`GET /api/posts/{id}`). The proxy's
- * calls to the services are its children (`proxy.ts`). Installed only when tracing is on.
+ * calls to the services are its children (`upstream/attempt-span.ts`). Installed only when tracing is on.
  */
 export function traceRequests() {
   return function traceRequests(req: Request, res: Response, next: NextFunction) {

@@ -1,0 +1,60 @@
+/**
+ * One keep-alive pool of connections per upstream. Idle sockets are retired a second before the
+ * services' announced keep-alive timeout (`Keep-Alive: timeout=5`, which the agent would honour
+ * anyway), so we never write a request onto a socket the service is closing, whether on a quiet
+ * moment or while it drains for a restart (libs/lifecycle keeps open connections until then). A
+ * socket that has carried REQUESTS_PER_CONNECTION requests is closed by us when it comes back to
+ * the pool (`keepSocketAlive`, Node's hook for that), while nothing is being written onto it.
+ */
+import { Agent } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
+import { nextReplicaFirst } from './replica-rotation';
+
+/**
+ * How many requests the gateway sends over one upstream connection before it closes it and opens
+ * another. A pool of busy connections would otherwise never open a new one, and a replica added
+ * under steady load would get nothing from it; each new connection goes to any replica there is
+ * now (`nextReplicaFirst`). A new connection on a local network every 100 requests costs little.
+ */
+export const REQUESTS_PER_CONNECTION = 100;
+
+/**
+ * Sockets one upstream's pool holds at most, busy and idle together (Node counts both against
+ * `maxSockets`); requests beyond it wait for one.
+ */
+const UPSTREAM_MAX_SOCKETS = 256;
+let pools = 0;
+
+/**
+ * Sockets the upstream pools made so far may hold between them: descriptors the gateway keeps
+ * free of client connections (connection-limits.ts).
+ */
+export function upstreamSocketsMax(): number {
+  return pools * UPSTREAM_MAX_SOCKETS;
+}
+
+class RetiringAgent extends Agent {
+  private readonly uses = new WeakMap<Duplex, number>();
+
+  /** False: Node destroys the socket instead of pooling it. */
+  override keepSocketAlive(socket: Duplex): boolean {
+    const uses = (this.uses.get(socket) ?? 0) + 1;
+    this.uses.set(socket, uses);
+    if (uses >= REQUESTS_PER_CONNECTION) return false;
+    super.keepSocketAlive(socket); // keep-alive probes and the idle timeout; Node's returns true
+    return true;
+  }
+}
+
+export function connectionPool(): Agent {
+  pools += 1;
+  return new RetiringAgent({
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: UPSTREAM_MAX_SOCKETS,
+    maxFreeSockets: 64,
+    timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
+    lookup: nextReplicaFirst,
+  });
+}
