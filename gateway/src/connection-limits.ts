@@ -12,7 +12,7 @@
  *   the rate limits count them: IPv4 whole, IPv6 by its /56, which one subscriber holds entirely.
  *   A peer that is a trusted proxy (TRUST_PROXY) is not counted: behind a balancer every
  *   connection comes from it, and the balancer caps per client address instead
- *   (libs/devstack/src/balancer.ts, ops/haproxy/haproxy.cfg).
+ *   (dev/devstack/src/balancer.ts, ops/haproxy/haproxy.cfg).
  * - In all (`maxConnections`): what the open-files limit leaves once the upstream pools and a
  *   reserve have theirs, so a request that was let in can always open its upstream socket. Past
  *   it Node closes new connections at once.
