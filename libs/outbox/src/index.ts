@@ -1,3 +1,11 @@
 export { BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoffMs } from './backoff';
 export { createLeases, type Leases } from './lease';
-export { createOutbox, LEASE_MS, type Outbox, type OutboxEntry, type OutboxOptions, SETTLE_MS } from './outbox';
+export {
+  createOutbox,
+  isSettled,
+  LEASE_MS,
+  type Outbox,
+  type OutboxEntry,
+  type OutboxOptions,
+  SETTLE_MS,
+} from './outbox';

@@ -4,16 +4,19 @@
  * declares one with a name, its collection and a handler; this module does the rest.
  *
  * The recipe, without transactions (FerretDB has none): the intent first.
- * 1. `enqueue` writes the entry, due only SETTLE_MS later: by then the write it announces has
- *    landed or never will (the turns' bound, `@cs/mongo` STALE_MS);
+ * 1. `enqueue` writes the entry, due at once;
  * 2. the caller makes its domain write;
  * 3. the caller calls `dispatch(entry)`: tried at once in this process, not at the next poll.
- * A process that dies after 1 leaves an entry for a write that may not have happened, and one
- * that dies after 2 an entry nobody dispatched. Either way a poll finds it once due, and the
- * handler settles it against the document as it is then: it finishes the write itself (identity
- * deletes the user first), or sees the write did not happen and does nothing (notes releases no
- * key a note still holds). The other order, the domain write and then its entry, loses the work
- * when the process dies in between: never that.
+ * So an entry may be handled before its write has landed, or for a write that never will (the
+ * process died after 1, or the write lost a race). The handler settles the entry against the
+ * document as it is when it runs, in one of two ways:
+ * - it finishes the write itself (identity deletes the user first);
+ * - or it acts only once the document shows the write. While it does not, an entry younger than
+ *   SETTLE_MS (`isSettled`) throws and is tried again later; an older one is dropped, as its write
+ *   has landed or never will (the turns' bound, `@cs/mongo` STALE_MS). Notes releases no key a
+ *   note still holds.
+ * The other order, the domain write and then its entry, loses the work when the process dies in
+ * between: never that.
  *
  * Then, for every entry:
  * - a try is taken under a lease decided by a unique index (lease.ts), for `leaseMs`;
@@ -36,10 +39,17 @@ import type { Model } from 'mongoose';
 import { backoffMs } from './backoff';
 import { createLeases } from './lease';
 
-/** How long after `enqueue` an entry nobody dispatched becomes due to a poll. */
+/** After this long, a write an entry announces has landed or never will (`@cs/mongo` turns). */
 export const SETTLE_MS = STALE_MS;
+
+/** Whether the write that `entry` announces has landed or never will: see the recipe above. */
+export function isSettled(entry: Pick<OutboxEntry, 'createdAt'>, now = Date.now()): boolean {
+  return now - entry.createdAt.getTime() >= SETTLE_MS;
+}
 /** How long a taken try is left to its taker before another worker may take the next. */
 export const LEASE_MS = 30_000;
+/** Dispatched entries kept waiting for an earlier one, at most. */
+const MAX_WAITING = 1_000;
 /** Entries read per query of a pass. */
 const BATCH = 20;
 
@@ -76,7 +86,6 @@ export interface OutboxOptions<E extends OutboxEntry> {
   what: string;
   logger: Logger;
   leaseMs?: number;
-  settleMs?: number;
 }
 
 export interface Outbox<E extends OutboxEntry> {
@@ -86,8 +95,7 @@ export interface Outbox<E extends OutboxEntry> {
    */
   enqueue(fields: Own<E>): Promise<E>;
   /**
-   * Tries an entry now, in the background (step 3): the caller's write is done, so an entry not
-   * tried yet is tried even while it settles. An entry in backoff waits for its time.
+   * Tries an entry now, in the background (step 3). An entry in backoff waits for its time.
    */
   dispatch(entry: E): void;
   /** Tries due entries, oldest due first, at most `limit`; how many were done. */
@@ -108,7 +116,6 @@ export function createOutbox<E extends OutboxEntry>({
   what,
   logger,
   leaseMs = LEASE_MS,
-  settleMs = SETTLE_MS,
 }: OutboxOptions<E>): Outbox<E> {
   const leases = createLeases(entries.db, name, { leaseMs });
   const idOf = (entry: E) => String(entry._id);
@@ -151,11 +158,14 @@ export function createOutbox<E extends OutboxEntry>({
 
   async function attempt(entry: E, readAt: number, dispatched: boolean): Promise<Outcome> {
     const attempts = entry.attempts ?? 0;
-    const due = entry.dueAt.getTime() <= readAt || (dispatched && attempts === 0);
-    if (!due) return 'not taken';
+    if (entry.dueAt.getTime() > readAt) return 'not taken';
     const id = idOf(entry);
     if ((await firstOf(entry)) !== id) {
-      if (dispatched) waiting.set(id, entry);
+      if (dispatched) {
+        waiting.set(id, entry);
+        // Those whose earlier entry another process finished are found by a poll instead.
+        if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
+      }
       return 'not taken';
     }
     waiting.delete(id);
@@ -182,7 +192,7 @@ export function createOutbox<E extends OutboxEntry>({
   const self: Outbox<E> = {
     async enqueue(fields) {
       const now = Date.now();
-      const bookkeeping = { attempts: 0, dueAt: new Date(now + settleMs), lastError: null, createdAt: new Date(now) };
+      const bookkeeping = { attempts: 0, dueAt: new Date(now), lastError: null, createdAt: new Date(now) };
       if (fields._id === undefined) {
         const [created] = await entries.insertMany([{ ...fields, ...bookkeeping } as never]);
         return (created as unknown as { toObject(): E }).toObject();

@@ -1,0 +1,236 @@
+/**
+ * The outbox against the run's real MongoDB-protocol server (FerretDB unless MONGO_URL names
+ * another), where a filtered update is not atomic but a unique index is enforced.
+ */
+import { captureLogger, openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import mongoose, { type Connection, type Model, Schema } from 'mongoose';
+import { BACKOFF_MAX_MS, backoffMs, createLeases, createOutbox, type OutboxEntry } from '../src/index';
+
+interface Job extends OutboxEntry {
+  _id: mongoose.Types.ObjectId;
+  doc: string;
+  step: number;
+}
+
+const jobSchema = new Schema<Job>(
+  {
+    doc: { type: String, required: true },
+    step: { type: Number, required: true },
+    attempts: { type: Number, default: 0 },
+    dueAt: { type: Date, required: true },
+    lastError: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+  },
+  { versionKey: false, strict: 'throw' },
+);
+jobSchema.index({ dueAt: 1 });
+
+let db: TestDatabase;
+let other: Connection;
+let collections = 0;
+
+beforeAll(async () => {
+  db = await openTestDatabase(__filename);
+  other = await mongoose.createConnection(db.url).asPromise();
+});
+afterAll(async () => {
+  await other.close();
+  await db.drop();
+});
+
+/** A collection of its own per test, on `connection`, or on both for racers. */
+function jobs(name: string, connection: Connection = db.connection): Model<Job> {
+  return (connection.models[name] as Model<Job> | undefined) ?? connection.model<Job>(name, jobSchema, name);
+}
+const fresh = () => `jobs_${++collections}`;
+const logger = captureLogger('outbox').logger;
+const until = async (done: () => boolean | Promise<boolean>, ms = 5_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  return done();
+};
+
+describe('the lease', () => {
+  it('when two workers, each with its own connection, race for the same try of 100 entries, then each try goes to exactly one of them', async () => {
+    const a = createLeases(db.connection, 'race', { leaseMs: 30_000 });
+    const b = createLeases(other, 'race', { leaseMs: 30_000 });
+    const wins = { a: 0, b: 0, both: 0, neither: 0 };
+    for (let i = 0; i < 100; i++) {
+      const readAt = Date.now();
+      const [ta, tb] = await Promise.all([a.take(`entry-${i}`, 0, readAt), b.take(`entry-${i}`, 0, readAt)]);
+      if (ta !== undefined && tb !== undefined) wins.both += 1;
+      else if (ta !== undefined) wins.a += 1;
+      else if (tb !== undefined) wins.b += 1;
+      else wins.neither += 1;
+    }
+    expect({ both: wins.both, neither: wins.neither }).toEqual({ both: 0, neither: 0 });
+    expect(wins.a + wins.b).toBe(100);
+  });
+
+  it('when two outboxes on two connections drain the same 30 entries at once, then each entry is handled exactly once', async () => {
+    const name = fresh();
+    const handled: string[] = [];
+    const make = (connection: Connection) =>
+      createOutbox({
+        name,
+        entries: jobs(name, connection),
+        what: 'job',
+        logger,
+        async handle(entry) {
+          handled.push(`${entry.doc}`);
+          await new Promise((r) => setTimeout(r, 2));
+        },
+      });
+    const [first, second] = [make(db.connection), make(other)];
+    for (let i = 0; i < 30; i++) await first.enqueue({ doc: `d${i}`, step: 0 });
+
+    await Promise.all([first.drain(), second.drain(), first.drain(), second.drain()]);
+
+    expect([...handled].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `d${i}`).sort());
+    expect(await jobs(name).countDocuments()).toBe(0);
+  });
+});
+
+describe('backoff', () => {
+  it('when a try fails again and again, then each wait is longer than any before it, up to the cap, and the waits vary', () => {
+    for (let round = 0; round < 200; round++) {
+      const waits = [1, 2, 3, 4, 5, 6].map((n) => backoffMs(n));
+      for (let i = 1; i < waits.length; i++) expect(waits[i]).toBeGreaterThan(waits[i - 1] as number);
+    }
+    const firsts = new Set(Array.from({ length: 50 }, () => backoffMs(1)));
+    expect(firsts.size).toBeGreaterThan(10);
+    expect(Math.min(...firsts)).toBeGreaterThanOrEqual(750);
+    expect(Math.max(...firsts)).toBeLessThan(1250);
+    expect(backoffMs(30)).toBeLessThan(BACKOFF_MAX_MS * 1.25);
+  });
+
+  it('when a handler keeps throwing, then its entry is due later after each try, by the backoff, with the error kept', async () => {
+    const name = fresh();
+    const model = jobs(name);
+    const outbox = createOutbox({
+      name,
+      entries: model,
+      what: 'job',
+      logger,
+      async handle() {
+        throw new Error('receiver away');
+      },
+    });
+    const { _id } = await outbox.enqueue({ doc: 'x', step: 0 });
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now();
+      await outbox.drain();
+      const entry = await model.findById(_id).lean<Job>();
+      expect(entry?.attempts).toBe(i + 1);
+      expect(entry?.lastError).toBe('receiver away');
+      delays.push((entry?.dueAt.getTime() ?? 0) - before);
+      await model.updateOne({ _id }, { $set: { dueAt: new Date(0) } });
+    }
+    expect(delays[0]).toBeGreaterThanOrEqual(700);
+    expect(delays[1]).toBeGreaterThan(delays[0] as number);
+    expect(delays[2]).toBeGreaterThan(delays[1] as number);
+  });
+});
+
+describe('retries', () => {
+  it('when a handler throws once, then its entry stays with the error, and the next try after its backoff handles it and deletes it', async () => {
+    const name = fresh();
+    const model = jobs(name);
+    let calls = 0;
+    const outbox = createOutbox({
+      name,
+      entries: model,
+      what: 'job',
+      logger,
+      async handle() {
+        calls += 1;
+        if (calls === 1) throw new Error('first try fails');
+      },
+    });
+    const entry = await outbox.enqueue({ doc: 'y', step: 0 });
+    outbox.dispatch(entry);
+    expect(
+      await until(async () => (await model.findById(entry._id).lean<Job>())?.lastError === 'first try fails'),
+    ).toBe(true);
+    expect(await outbox.drain()).toBe(0); // backing off: not due yet
+
+    await model.updateOne({ _id: entry._id }, { $set: { dueAt: new Date() } });
+    expect(await outbox.drain()).toBe(1);
+
+    expect(calls).toBe(2);
+    expect(await model.countDocuments()).toBe(0);
+  });
+});
+
+describe('order per document', () => {
+  it('when one document has five entries and the first fails once, then they are handled in the order written, none before the one before it is done', async () => {
+    const name = fresh();
+    const model = jobs(name);
+    const handled: string[] = [];
+    let failedOnce = false;
+    const outbox = createOutbox({
+      name,
+      entries: model,
+      orderBy: 'doc',
+      what: 'job',
+      logger,
+      async handle(entry) {
+        if (entry.doc === 'a' && entry.step === 0 && !failedOnce) {
+          failedOnce = true;
+          throw new Error('not now');
+        }
+        handled.push(`${entry.doc}${entry.step}`);
+      },
+    });
+    for (let step = 0; step < 5; step++) {
+      outbox.dispatch(await outbox.enqueue({ doc: 'a', step }));
+      outbox.dispatch(await outbox.enqueue({ doc: 'b', step }));
+    }
+    // b goes on while a's first entry backs off; a's others wait behind it.
+    expect(await until(() => handled.filter((h) => h.startsWith('b')).length === 5)).toBe(true);
+    expect(handled.filter((h) => h.startsWith('a'))).toEqual([]);
+    await outbox.drain();
+    expect(handled.filter((h) => h.startsWith('a'))).toEqual([]);
+
+    await model.updateMany({ doc: 'a' }, { $set: { dueAt: new Date() } });
+    await outbox.drain();
+    await until(() => handled.length === 10);
+
+    expect(handled.filter((h) => h.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
+    expect(handled.filter((h) => h.startsWith('b'))).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
+  });
+});
+
+describe('dispatch', () => {
+  it('when an entry is enqueued and dispatched, then its handler runs within 200 ms, though the poll comes every 60 s', async () => {
+    const name = fresh();
+    const latencies: number[] = [];
+    let resolve: () => void = () => undefined;
+    const outbox = createOutbox({
+      name,
+      entries: jobs(name),
+      what: 'job',
+      logger,
+      async handle() {
+        resolve();
+      },
+    });
+    const stop = outbox.start(60_000);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const handled = new Promise<void>((r) => {
+          resolve = r;
+        });
+        const started = performance.now();
+        outbox.dispatch(await outbox.enqueue({ doc: `p${i}`, step: 0 }));
+        await Promise.race([handled, new Promise((r) => setTimeout(r, 2_000))]);
+        latencies.push(performance.now() - started);
+      }
+    } finally {
+      await stop();
+    }
+    expect(latencies.filter((ms) => ms >= 200)).toEqual([]);
+  });
+});
