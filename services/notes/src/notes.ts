@@ -3,14 +3,14 @@
  * them, and every key a note stops pointing at (replaced, removed, note deleted) goes through
  * the release outbox, so no object outlives its note for long.
  *
- * Every write to an existing note is its next version, taken as a turn (`@cs/mongo` turns): of
- * an update and a delete racing for one note, or two updates, one writes and the other reads
- * again and goes on from what it finds. So a key is never replaced, or deleted with its note,
- * without being released, on FerretDB as on MongoDB.
+ * Writes to an existing note go through `ownedDocuments` (`@cs/mongo`): of an update and a
+ * delete racing for one note, or two updates, one writes and the other reads again and decides
+ * from what it finds. So a key is never replaced, or deleted with its note, without being
+ * released, on FerretDB as on MongoDB.
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Cursor, findPage, type Page, type Turns } from '@cs/mongo';
+import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
@@ -44,29 +44,16 @@ export function createNotes({
   outbox: ReleaseOutbox;
   turns: Turns;
 }) {
+  const owned = ownedDocuments(notes, turns, {
+    subject: 'note',
+    owner: 'authorId',
+    fields: NOTE_FIELDS,
+    missing: notFound,
+    busy: concurrentChange,
+  });
+
   async function releaseLater(noteId: Types.ObjectId, ownerId: string, key: string): Promise<void> {
     outbox.releaseSoon(await outbox.enqueue(noteId, ownerId, key));
-  }
-
-  /**
-   * One write to the caller's note, in its turn (see `@cs/mongo` turns): `check` may refuse before
-   * the turn; `write` filters on the version read and returns null when that matched nothing.
-   */
-  function writeNote<T>(
-    id: string,
-    authorId: string,
-    steps: {
-      check?: (current: NoteRecord) => void;
-      write: (current: NoteRecord, version: number) => Promise<T | null>;
-      giveUp?: () => Promise<void>;
-    },
-  ): Promise<T> {
-    return turns.writeInTurn(`note:${id}`, {
-      read: () => notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>(),
-      ...steps,
-      missing: notFound,
-      busy: concurrentChange,
-    });
   }
 
   return {
@@ -90,81 +77,60 @@ export function createNotes({
     },
 
     async get(id: string, authorId: string): Promise<Note> {
-      const record = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
+      const record = await owned.find(id, authorId);
       if (!record) throw notFound();
       return toNote(record);
     },
 
     /**
-     * A new key is claimed once, before the note's turn; the key the note held when the write
-     * happened is released after it. A write that cannot happen (the note is gone, or stayed busy
-     * through every retry) releases the new key instead.
+     * A new key is claimed once, before the write; the key the note held when the write happened
+     * is released after it. A write that cannot happen (the note is gone, or stayed busy through
+     * every retry) releases the new key instead.
      */
     async update(id: string, authorId: string, changes: NoteChanges, authorization: string): Promise<Note> {
       await notes.validate(changes, Object.keys(changes));
       const nextKey = changes.attachmentKey;
-      const first = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
+      const first = await owned.find(id, authorId);
       if (!first) throw notFound();
       const claimed = typeof nextKey === 'string' && nextKey !== first.attachmentKey;
       if (claimed) await files.claim(nextKey, authorization);
-      const releaseClaimed = async () => {
-        if (claimed) await releaseLater(first._id, authorId, nextKey);
-      };
-
       const keyChangesFrom = (current: NoteRecord) =>
         nextKey !== undefined && nextKey !== (current.attachmentKey ?? null);
-      const check = (current: NoteRecord) => {
-        // The note held this key when we began, and another write has replaced it since.
-        if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
-      };
-      const write = async (current: NoteRecord, version: number): Promise<Note | null> => {
-        // A note given another key (or none) no longer says why its last one was removed.
-        const forget = nextKey !== undefined && current.attachmentRemoved ? { $unset: { attachmentRemoved: 1 } } : {};
-        const updated = await notes
-          .findOneAndUpdate(
-            { _id: id, version: current.version ?? null },
-            { $set: { ...changes, version }, ...forget },
-            { returnDocument: 'after' },
-          )
-          .lean<NoteRecord>();
-        if (!updated) return null;
-        if (keyChangesFrom(current) && current.attachmentKey) {
-          await releaseLater(current._id, authorId, current.attachmentKey);
-        }
-        return toNote(updated);
-      };
       try {
-        return await writeNote(id, authorId, { check, write, giveUp: releaseClaimed });
+        const { before, after } = await owned.update(id, authorId, (current) => {
+          // The note held this key when we began, and another write has replaced it since.
+          if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
+          // A note given another key (or none) no longer says why its last one was removed.
+          const forget = nextKey !== undefined && current.attachmentRemoved;
+          return { set: changes, unset: forget ? ['attachmentRemoved'] : [] };
+        });
+        if (keyChangesFrom(before) && before.attachmentKey)
+          await releaseLater(before._id, authorId, before.attachmentKey);
+        return toNote(after);
       } catch (err) {
-        // 404 and 409 released the new key already; a failure of the database did not. Releasing
-        // is safe even if the write landed after all: the outbox never releases a key a note holds.
-        // In the background: the database that just failed must not hold the answer longer.
-        if (!(err instanceof HttpError)) void releaseClaimed().catch(() => undefined);
+        if (!claimed) throw err;
+        // The note never took the new key (404, 409): it goes back at once. After a failure of the
+        // database, in the background (that database must not hold the answer longer), and safe
+        // even if the write landed after all: the outbox never releases a key a note holds.
+        if (err instanceof HttpError) await releaseLater(first._id, authorId, nextKey);
+        else void releaseLater(first._id, authorId, nextKey).catch(() => undefined);
         throw err;
       }
     },
 
-    /** The note goes at once; the key it held then is released right after, or later by the outbox. */
     /**
-     * Done whether or not the caller had such a note, as a post's delete is: a DELETE sent again
-     * (by a balancer whose replica died after deleting, or by a client that lost the answer)
-     * answers 204 as the first did, and another user's note is left alone without saying it exists.
+     * The note goes at once; the key it held then is released right after, or later by the
+     * outbox (its entry is written before the note goes). Done whether or not the caller had such
+     * a note, as a post's delete is: a DELETE sent again (by a balancer whose replica died after
+     * deleting, or by a client that lost the answer) answers 204 as the first did, and another
+     * user's note is left alone without saying it exists.
      */
     async remove(id: string, authorId: string): Promise<void> {
-      await writeNote(id, authorId, {
-        async write(current) {
-          const entry = current.attachmentKey
-            ? await outbox.enqueue(current._id, authorId, current.attachmentKey)
-            : undefined;
-          const { deletedCount } = await notes.deleteOne({ _id: id, version: current.version ?? null });
-          // Not deleted: the note moved on. The entry stays, and is dropped while a note holds the key.
-          if (deletedCount === 0) return null;
-          if (entry) outbox.releaseSoon(entry);
-          return true;
-        },
-      }).catch((err: unknown) => {
-        if (!(err instanceof HttpError && err.status === 404)) throw err;
-      });
+      const done = await owned.remove(id, authorId, async (current) =>
+        // Written before each try: one whose delete did not land is dropped while a note holds the key.
+        current.attachmentKey ? outbox.enqueue(current._id, authorId, current.attachmentKey) : undefined,
+      );
+      if (done?.prepared) outbox.releaseSoon(done.prepared);
     },
 
     /**
@@ -184,22 +150,19 @@ export function createNotes({
     async attachmentRemoved(authorId: string, key: string, reason: string): Promise<void> {
       const holder = await notes.findOne({ authorId, attachmentKey: key }, '_id').lean<Pick<NoteRecord, '_id'>>();
       if (!holder) return;
-      await writeNote(holder._id.toHexString(), authorId, {
-        async write(current, version) {
-          if (current.attachmentKey !== key) return true;
-          const { matchedCount } = await notes.updateOne(
-            { _id: current._id, version: current.version ?? null },
-            { $set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() }, version } },
-          );
-          return matchedCount > 0 ? true : null;
-        },
-      }).catch((err: unknown) => {
-        if (!(err instanceof HttpError && err.status === 404)) throw err;
-      });
+      await owned
+        .update(holder._id.toHexString(), authorId, (current) =>
+          current.attachmentKey === key
+            ? { set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() } } }
+            : undefined,
+        )
+        .catch((err: unknown) => {
+          if (!(err instanceof HttpError && err.status === 404)) throw err;
+        });
     },
 
     async attachmentLink(id: string, authorId: string, authorization: string) {
-      const current = await notes.findOne({ _id: id, authorId }, NOTE_FIELDS).lean<NoteRecord>();
+      const current = await owned.find(id, authorId);
       if (!current) throw notFound();
       if (!current.attachmentKey) throw new HttpError(404, messages.noAttachment);
       return files.downloadLink(current.attachmentKey, authorization);
