@@ -1,7 +1,6 @@
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
-import { watchOutbox } from '@cs/telemetry';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
 import { internalRoutes } from './internal-routes';
@@ -27,8 +26,7 @@ export async function createApp({ config, connection, logger }: Deps) {
     retryWindowMs: config.FILES_RETRY_WINDOW,
   });
   const secret = config.JWT_SECRET;
-  const outbox = createReleaseOutbox({ pending, notes, files, turns, secret, logger });
-  watchOutbox('note_releases', () => outbox.backlog());
+  const outbox = createReleaseOutbox({ pending, notes, files, secret, logger });
   const domain = createNotes({ notes, files, outbox, turns });
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({

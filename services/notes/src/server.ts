@@ -1,4 +1,3 @@
-import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
 import { createApp } from './app';
 import { readConfig } from './config';
@@ -8,11 +7,7 @@ void runService({
   readConfig,
   build: async (deps) => {
     const { app, outbox, turns } = await createApp(deps);
-    const stopOutbox = repeatEvery(
-      deps.config.OUTBOX_INTERVAL,
-      () => outbox.drain(),
-      (err) => deps.logger.warn({ err }, 'outbox pass failed'),
-    );
+    const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
     const stopPruning = turns.startPruning();
     return {
       app,

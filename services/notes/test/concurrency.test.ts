@@ -4,7 +4,7 @@
  * object is left in storage that no note holds, and the key a note holds is still there.
  */
 
-import { createTurns } from '@cs/mongo';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { api, captureLogger, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection, Types } from 'mongoose';
@@ -18,7 +18,6 @@ let h: NotesHarness;
 let other: ReturnType<typeof api>;
 const alice = newCaller();
 const ROUNDS = Number(process.env.RACE_ROUNDS ?? 24);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   h = await startNotes(__filename);
@@ -117,7 +116,6 @@ describe('writes racing for one note', () => {
           pending: pendingReleaseModel(connection),
           notes: noteModel(connection),
           files: counting,
-          turns: await createTurns(connection),
           secret: TEST_JWT_SECRET,
           logger: captureLogger(`outbox-${i}`).logger,
         }),
