@@ -10,8 +10,10 @@
  * Every rate and concurrency is a constant here, and the pages and e-mails the attackers pick come
  * from a seeded generator (paced-load.ts), so a run can be repeated.
  */
+
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/dist/src/listing';
 import mongoose, { Types } from 'mongoose';
@@ -204,8 +206,6 @@ export interface AttackOptions {
   log(line: string): void;
 }
 
-const sleep = (s: number) => new Promise((resolve) => setTimeout(resolve, s * 1000));
-
 function runPaced(o: AttackOptions, spec: PacedSpec): Promise<Record<string, PacedResult>> {
   return new Promise((resolve, reject) => {
     const child = spawn(o.node, [join(o.dist, 'paced-load.js'), JSON.stringify(spec)], {
@@ -365,16 +365,16 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
     await measureBystander(WARMUP_S);
     o.log('bench: 11 attacks: the bystander alone');
     const without = await measureBystander();
-    await sleep(SETTLE_S);
+    await sleep(SETTLE_S * 1000);
 
     const figures: AttackFigures[] = [];
     for (const [n, attack] of planned.entries()) {
       o.log(`bench: 11 attacks: ${attack.name}`);
       const attacker = runPaced(o, { gateway: gw, durationS: attackS, seed: 100 * (n + 1), streams: attack.streams });
-      await sleep(RAMP_S);
+      await sleep(RAMP_S * 1000);
       const during = await measureBystander();
       const attackerResult = (await attacker).attacker;
-      await sleep(SETTLE_S);
+      await sleep(SETTLE_S * 1000);
 
       const each = Object.fromEntries(
         BYSTANDER_REQUESTS.map((name) => {

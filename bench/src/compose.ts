@@ -4,9 +4,11 @@
  * `COMPOSE_FILE`) and the Docker client (`DOCKER`). Every call runs the command and returns what
  * it printed; one that fails throws with its output.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Run {
   code: number;
@@ -187,4 +189,5 @@ function need(name: string): string {
   return value;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The standard one, for the modules that import it from here. */
+export { sleep };

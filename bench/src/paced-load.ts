@@ -9,7 +9,9 @@
  * the choices that vary (a list page, an unknown e-mail) come from a seeded generator, so a run
  * sends the same requests as the last.
  */
+
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { median, percentile, round } from './stats';
 
 export type PacedRequest =
@@ -143,8 +145,6 @@ interface Tally {
   statuses: Record<string, number>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
 /**
  * At most `ratePerS`: the next request is due an interval after the last was due, or now if a full
  * line held it back (no catch-up burst, which could take an address past its rate limit).
@@ -165,7 +165,7 @@ async function runStream(
   const inFlight = new Set<Promise<void>>();
   let due = performance.now();
   for (let i = 0; ; i++) {
-    await sleep(due - performance.now());
+    await sleep(Math.max(0, due - performance.now()));
     while (inFlight.size >= stream.concurrency) await Promise.race(inFlight);
     const now = performance.now();
     if (now >= deadline) break;

@@ -13,10 +13,12 @@
  * Knobs (environment): SOAK_MINUTES (10), SOAK_WARMUP_S (240), SOAK_WORKERS (8),
  * SOAK_SAMPLE_S (10), SOAK_OUT (bench/results).
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ensureTools,
   type ProcessName,
@@ -50,8 +52,6 @@ const S3 = {
   region: 'us-east-1',
   bucket: 'content-soak',
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `Mark-Compact 45.2 (60.1) -> 30.5 (58.3) MB`: the heap in use after a full collection. */
 const FULL_GC = /Mark-Compact(?: \(reduce\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/g;

@@ -3,7 +3,9 @@
  * their own user (reads, writes, logins, upload links) and record every outcome, with a ledger of
  * every write that got a 2xx, so that afterwards each can be read back and compared.
  */
+
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const OPS = [
   'listPosts',
@@ -114,8 +116,6 @@ export interface Summary {
   p99: number;
   max: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A small deterministic generator, so a run's sequence of operations can be repeated. */
 function prng(seed: number): () => number {

@@ -3,9 +3,11 @@
  * itself (never the shared ones, never an external MONGO_URL / S3_ENDPOINT): a fault is always
  * done to a process this test started, by pid.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { S3Client } from '@aws-sdk/client-s3';
 import {
   prepareBucket,
@@ -18,7 +20,8 @@ import {
 } from '@cs/devstack';
 import { startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The standard one, for the modules that import it from here. */
+export { sleep };
 
 export async function until(
   probe: () => Promise<boolean>,

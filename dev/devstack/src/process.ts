@@ -3,11 +3,10 @@ import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFile
 import { get } from 'node:http';
 import { createServer, Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The repository's root: dev/devstack/dist/src → four levels up. */
 export const REPO_ROOT = resolve(__dirname, '../../../..');
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Child {
   name: string;

@@ -22,11 +22,11 @@
  * on a connection the restarted server reset, costs one 503: the pool is cleared on that error.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { metricsEnabled } from '@cs/telemetry';
 import mongoose, { type Connection } from 'mongoose';
 import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
 import { observeOperations, watchPool } from './observe';
-import { sleep } from './sleep';
 
 export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
 
@@ -123,7 +123,6 @@ export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts'
 export { modelOf } from './model-of';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
-export { sleep } from './sleep';
 export { trusted } from './trusted';
 export {
   createTurns,

@@ -33,9 +33,9 @@
  * Turns older than an hour are pruned, by one replica an hour (it inserts `prune@<hour>` first).
  * Every lookup here is by `_id`, which every server answers from its index.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mongoose';
 import { OPERATION_BOUND_MS } from './bounds';
-import { sleep } from './sleep';
 
 /** How long after reading a version (the read included) its next turn may be taken. */
 export const HOLD_MS = OPERATION_BOUND_MS + 1_000;

@@ -1,4 +1,5 @@
 /** Tombstones of deleted accounts, against the run's real MongoDB-protocol server. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newUserId, openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDeletedAccounts } from '../src/index';
@@ -58,7 +59,7 @@ describe('createDeletedAccounts', () => {
 
     expect(await accounts.isDeletedLately(here)).toBe(true);
     expect(await accounts.isDeletedLately(elsewhere)).toBe(false); // still inside the window
-    await new Promise((r) => setTimeout(r, 1_600));
+    await sleep(1_600);
     expect(await accounts.isDeletedLately(elsewhere)).toBe(true);
   });
 });

@@ -2,6 +2,7 @@
  * Turns against the run's real MongoDB-protocol server (FerretDB unless MONGO_URL names another),
  * where a filtered findOneAndUpdate is not atomic but a unique index is enforced.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
@@ -162,7 +163,7 @@ describe('turns', () => {
     expect(await turns.take('slow', 0, readAt)).toBe(1);
     // The holder is slow, not dead: it writes 2 s after its turn.
     const holder = (async () => {
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await sleep(2000);
       await docs.updateOne({ _id: 'slow', version: 0 }, { $set: { version: 1 }, $push: { by: 'holder' } });
     })();
 

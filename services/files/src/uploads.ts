@@ -18,9 +18,10 @@
  *   UPLOAD_MAX_BYTES or of another type, and the sweeper checks the key once more after the link
  *   has expired.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, sleep } from '@cs/mongo';
+import { isDuplicateKey } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import type { LinkSlots } from './link-slots';
 import { messages } from './messages';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { trusted } from '@cs/mongo';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -30,7 +31,6 @@ afterAll(async () => {
   await db.drop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bytes = (n: number, c = 'x') => c.repeat(n);
 /** The sweeper's steps that keep the budget: the listing (which records new objects), then the cut. */
 const pass = async () => {

@@ -2,6 +2,7 @@
  * Exactly one taker, on the run's real database (FerretDB by default, where a filtered update is
  * not atomic): several replicas of the files service act on the same records at the same moment.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type FilesHarness, newCaller, startFiles, uploadFile } from './helpers';
@@ -20,7 +21,6 @@ afterAll(async () => {
   await db.drop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const replica = (i: number) => replicas[i % replicas.length] as FilesHarness;
 
 describe('concurrent state changes of one upload', () => {

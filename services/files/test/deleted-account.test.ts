@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { deletedCaller, startPassThrough, tellDeleted, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Caller, type FilesHarness, newCaller, startFiles, uploadFile } from './helpers';
@@ -117,7 +118,7 @@ describe('POST /internal/users/deleted', () => {
       await deleteAccount(caller, strict).expect(204);
       expect(await strict.bucket.headObject(key)).toBeDefined();
 
-      await new Promise((r) => setTimeout(r, 2200));
+      await sleep(2200);
       await strict.sweeper.sweepUnclaimed();
       expect(await strict.bucket.headObject(key)).toBeUndefined();
     } finally {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Caller, type FilesHarness, newCaller, startFiles, uploadFile } from './helpers';
 
@@ -96,7 +97,7 @@ describe('POST /internal/uploads/claim', () => {
     const strict = await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, h.db);
     try {
       const key = await uploadFile(strict, owner, 'late');
-      await new Promise((r) => setTimeout(r, 2100));
+      await sleep(2100);
 
       const res = await strict.http.post('/internal/uploads/claim').set(owner.auth).send({ key });
       expect(res.status).toBe(409);
@@ -109,7 +110,6 @@ describe('POST /internal/uploads/claim', () => {
 
   it('when the object was put late in a second and is claimed within the claim TTL, then 200: Last-Modified has whole seconds', async () => {
     const strict = await startFiles(__filename, { UPLOAD_CLAIM_TTL: '1s' }, h.db);
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     try {
       // A put in the last 150 ms of a second, so that its Last-Modified (that second, .000) is
       // more than the TTL old at the claim while the put itself is not. Again if it slipped over.

@@ -2,7 +2,9 @@
  * Large files in parts, against the real S3 server: every part goes to storage through a link
  * signed with its length, and completion checks storage's own listing.
  */
+
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CompleteMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -323,7 +325,7 @@ describe('ownership, abort and the sweeper', () => {
     const file = randomBytes(PART + 1);
     const upload = await create(owner, file.length);
     await sendParts(upload, file, [1]);
-    await new Promise((r) => setTimeout(r, 2100));
+    await sleep(2100);
 
     await h.sweeper.releaseStale();
 

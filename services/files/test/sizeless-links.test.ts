@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { linkSlotModel } from '../src/model';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
@@ -22,8 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The contract's request: no size. */
 async function sizelessLink(caller = newCaller(), contentType = 'text/plain') {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '@cs/devstack';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -15,8 +16,6 @@ afterAll(async () => {
   await h.close();
   await db.drop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the sweeper', () => {
   it('when objects were put longer ago than the claim TTL and its margin and never claimed, then they are deleted; claimed and fresh ones stay', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_FRONTEND_ORIGIN } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { extensionOf } from '../src/upload-key';
@@ -229,7 +230,7 @@ describe('the signed upload link, used against the real storage server', () => {
         .set(caller.auth)
         .send({ contentType: 'text/plain', filename: 'late.txt', size: 8 });
       expect(res.body.expiresIn).toBe(1);
-      await new Promise((r) => setTimeout(r, 2100));
+      await sleep(2100);
 
       const put = await fetch(res.body.url, { method: 'PUT', headers: res.body.headers, body: 'too late' });
       expect(put.status).toBe(403);
