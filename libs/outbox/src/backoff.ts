@@ -11,5 +11,5 @@ export const BACKOFF_MAX_MS = 60_000;
  */
 export function backoffMs(failures: number, random: () => number = Math.random): number {
   const plain = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, failures - 1), BACKOFF_MAX_MS);
-  return Math.round(plain * (0.75 + 0.5 * random()));
+  return Math.floor(plain * (0.75 + 0.5 * random()));
 }
