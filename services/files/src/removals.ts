@@ -1,5 +1,5 @@
 /**
- * Attachments the check removed (uploads.ts `checkExpiredLinks`): the note that held the key must
+ * Attachments the check removed (sweeper.ts `checkExpiredLinks`): the note that held the key must
  * hear of it, and files cannot write notes' database. The upload record is the outbox entry: the
  * check writes `notesToTell` and the reason in the same write that takes the record into
  * `releasing`, before the object is deleted, so a process that dies anywhere after leaves the

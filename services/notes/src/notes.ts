@@ -83,8 +83,10 @@ export function createNotes({
     },
 
     /**
-     * A new key is claimed once, before the write; the key the note held when the write happened
-     * is released after it. A write that cannot happen (the note is gone, or stayed busy through
+     * A new key is claimed once, before the write. The release of the key the note holds is
+     * written before the write too (the outbox's recipe: the intent first, so a process that dies
+     * in between loses no release; the outbox never releases a key a note still holds) and sent
+     * once the write is done. A write that cannot happen (the note is gone, or stayed busy through
      * every retry) releases the new key instead.
      */
     async update(id: string, authorId: string, changes: NoteChanges, authorization: string): Promise<Note> {
@@ -96,6 +98,8 @@ export function createNotes({
       if (claimed) await files.claim(nextKey, authorization);
       const keyChangesFrom = (current: NoteRecord) =>
         nextKey !== undefined && nextKey !== (current.attachmentKey ?? null);
+      const held = keyChangesFrom(first) ? first.attachmentKey : undefined;
+      const release = held ? await outbox.enqueue(first._id, authorId, held) : undefined;
       try {
         const { before, after } = await owned.update(id, authorId, (current) => {
           // The note held this key when we began, and another write has replaced it since.
@@ -104,8 +108,11 @@ export function createNotes({
           const forget = nextKey !== undefined && current.attachmentRemoved;
           return { set: changes, unset: forget ? ['attachmentRemoved'] : [] };
         });
-        if (keyChangesFrom(before) && before.attachmentKey)
-          await releaseLater(before._id, authorId, before.attachmentKey);
+        if (keyChangesFrom(before) && before.attachmentKey) {
+          // Another write may have replaced the key we began with: then this one releases its key.
+          if (release && before.attachmentKey === held) outbox.releaseSoon(release);
+          else await releaseLater(before._id, authorId, before.attachmentKey);
+        }
         return toNote(after);
       } catch (err) {
         if (!claimed) throw err;
