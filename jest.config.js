@@ -1,10 +1,14 @@
-// One jest project per workspace, and the fault tests (tests/faults) as the project `faults`. The
-// real MongoDB-protocol and S3 servers are started once for the whole run by the test kit's global
-// setup (or taken from MONGO_URL / S3_ENDPOINT).
+// One jest project per workspace, the fault tests (tests/faults) as the project `faults`, and the
+// Compose deployment's tests (tests/compose) as the project `compose`. The real MongoDB-protocol
+// and S3 servers are started once for the whole run by the test kit's global setup (or taken from
+// MONGO_URL / S3_ENDPOINT), for every project but `compose`, which runs against the deployment
+// that scripts/compose-e2e.sh prepares.
 //
-// The fault tests run apart, selected by name: `npm run test:faults` is
-// `jest --selectProjects faults --maxWorkers=1` (one file at a time: a fault test's timings must not
-// share two cores with another's load), and `npm test` is `jest --ignoreProjects faults`.
+// The fault tests and the Compose tests run apart, selected by name, one file at a time:
+// `npm run test:faults` is `jest --selectProjects faults --maxWorkers=1` (a fault test's timings
+// must not share two cores with another's load), scripts/compose-e2e.sh runs
+// `jest --selectProjects compose --maxWorkers=1`, and `npm test` is
+// `jest --ignoreProjects faults compose`.
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -33,10 +37,15 @@ const swc = [
   { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } },
 ];
 
+// A project's global setup runs once per run for all the projects that name the same file, and only
+// when one of them has tests to run: the compose project names none, so it alone starts no server.
+const testServers = {
+  globalSetup: join(__dirname, 'dev/testkit/dist/src/global-setup.js'),
+  globalTeardown: join(__dirname, 'dev/testkit/dist/src/global-teardown.js'),
+};
+
 /** @type {import('jest').Config} */
 module.exports = {
-  globalSetup: './dev/testkit/dist/src/global-setup.js',
-  globalTeardown: './dev/testkit/dist/src/global-teardown.js',
   maxWorkers: 2,
   // A global option: jest ignores it inside a project. Real servers and processes need more than 5 s.
   testTimeout: 30_000,
@@ -49,6 +58,7 @@ module.exports = {
       testMatch: ['**/*.test.ts'],
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': swc },
+      ...testServers,
       // The client library is ESM: its relative imports name the .js its .ts compiles to.
       ...(dir === 'clients/js' ? { moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' } } : {}),
     })),
@@ -59,8 +69,19 @@ module.exports = {
       testMatch: ['**/*.test.ts'],
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': swc },
+      ...testServers,
       // Each test breaks processes it started itself, which takes minutes, not the 30 s above.
       setupFilesAfterEnv: ['<rootDir>/faults/test-timeout.ts'],
+    },
+    {
+      displayName: 'compose',
+      rootDir: join(__dirname, 'tests'),
+      roots: ['<rootDir>/compose'],
+      testMatch: ['**/*.test.ts'],
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': swc },
+      // Its steps build images and roll deployments: minutes each.
+      setupFilesAfterEnv: ['<rootDir>/compose/test-timeout.ts'],
     },
   ],
 };

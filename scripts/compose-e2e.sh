@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The Compose deployment, built and run for real: every image built, the stack brought up with
-# docker-compose.yml, and the checks of bench/src/compose-e2e.ts run against it (the journey
-# through the published ports, deploys and scale-out under traffic, a killed process, `down` and
-# `up`, secrets, the rate limits shared by two gateways behind HAProxy). Figures go to
-# bench/results/compose.{json,md}. Afterwards everything the run created is removed (containers,
-# networks, volumes), also when a check fails or the run is interrupted.
+# The Compose deployment, built and run for real: the jest project `compose` (tests/compose)
+# builds every image, brings the stack up with docker-compose.yml and checks it, one named case per
+# promise (the journey through the published ports, deploys and scale-out under traffic, a killed
+# process, `down` and `up`, secrets, the rate limits shared by two gateways behind HAProxy), then
+# takes it down. Figures go to bench/results/compose.{json,md}. This script prepares what the tests
+# need (the engine, the Compose client, stand-in images, the project's secrets and ports) and, as
+# a net for an interrupted run, removes whatever the project left behind (containers, networks,
+# volumes).
 #
 #   bash scripts/compose-e2e.sh          offline: local stand-ins for images no registry gives
 #   bash scripts/compose-e2e.sh --pull   pull the real images first (node, versitygw, mongo:7, redis, haproxy)
@@ -162,14 +164,14 @@ if [ "$pull" = 1 ]; then
 fi
 DOCKER="$DOCKER" bash scripts/compose/standins.sh
 
-# --- The checks --------------------------------------------------------------------------------
+# --- The checks: the jest project `compose` ----------------------------------------------------
 say "project $COMPOSE_PROJECT_NAME, API (balancer) 127.0.0.1:$gateway_port, storage 127.0.0.1:$storage_port, database: $E2E_DATABASE"
 # In the background and waited for, so that a SIGTERM to this script stops the checks and tears
 # down at once (bash runs a trap only after a foreground child has exited).
 GATEWAY_URL="http://127.0.0.1:$gateway_port" STORAGE_URL="http://127.0.0.1:$storage_port" \
   PROMETHEUS_URL="http://127.0.0.1:$prometheus_port" JAEGER_URL="http://127.0.0.1:$jaeger_port" \
   E2E_DATABASE="$E2E_DATABASE" E2E_STARTED_AT="$started_ms" E2E_LOGS="$run_dir/logs" \
-  node bench/dist/src/compose-e2e.js &
+  jest --selectProjects compose --maxWorkers=1 &
 checks=$!
 trap 'kill "$checks" 2>/dev/null; exit 130' INT TERM
 wait "$checks"

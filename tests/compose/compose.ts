@@ -1,10 +1,9 @@
 /**
- * The Docker Compose project that scripts/compose-e2e.sh brought up, seen through the real
- * clients: the Compose client (`COMPOSE`, project and files from `COMPOSE_PROJECT_NAME` and
+ * The Docker Compose project of a Compose test run (scripts/compose-e2e.sh names it), seen through
+ * the real clients: the Compose client (`COMPOSE`, project and files from `COMPOSE_PROJECT_NAME` and
  * `COMPOSE_FILE`) and the Docker client (`DOCKER`). Every call runs the command and returns what
  * it printed; one that fails throws with its output.
  */
-
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -183,11 +182,8 @@ export class Compose {
   }
 }
 
-function need(name: string): string {
+export function need(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set (scripts/compose-e2e.sh sets it)`);
   return value;
 }
-
-/** The standard one, for the modules that import it from here. */
-export { sleep };
