@@ -5,6 +5,7 @@
  */
 import type { Connection, Model, Schema } from 'mongoose';
 
-export function modelOf<T>(connection: Connection, name: string, schema: Schema<T>): Model<T> {
-  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+/** `collection`: the collection's name when it is not the one mongoose derives from `name`. */
+export function modelOf<T>(connection: Connection, name: string, schema: Schema<T>, collection?: string): Model<T> {
+  return (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema, collection);
 }

@@ -21,8 +21,8 @@
  * Entries are kept RETAIN_MS, far longer than a replica keeps its listing without reading it all
  * again (twice listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
  */
-import { isDuplicateKey } from '@cs/mongo';
-import { type Connection, type Model, Schema } from 'mongoose';
+import { isDuplicateKey, modelOf } from '@cs/mongo';
+import { type Connection, Schema } from 'mongoose';
 
 /** Longer than any replica's listing lives without being read again in full (see listing.ts). */
 export const RETAIN_MS = 120_000;
@@ -67,23 +67,13 @@ function changeOf(doc: EntryDoc): Change {
   return { all: true };
 }
 
-function entryModel(connection: Connection, collectionName: string): Model<EntryDoc> {
-  const name = `ListingChange:${collectionName}`;
-  return (
-    (connection.models[name] as Model<EntryDoc> | undefined) ??
-    connection.model<EntryDoc>(
-      name,
-      new Schema<EntryDoc>(
-        { _id: String, at: Date, postId: String, authorId: String, all: Boolean, seq: Number },
-        { versionKey: false },
-      ),
-      collectionName,
-    )
-  );
-}
+const entrySchema = new Schema<EntryDoc>(
+  { _id: String, at: Date, postId: String, authorId: String, all: Boolean, seq: Number },
+  { versionKey: false },
+);
 
 export function createListingLog(connection: Connection, collectionName = 'listing_changes'): ListingLog {
-  const entries = entryModel(connection, collectionName);
+  const entries = modelOf(connection, `ListingChange:${collectionName}`, entrySchema, collectionName);
   /** The newest number this process has written or read. */
   let known = 0;
 

@@ -1,3 +1,4 @@
+import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
 import { type PostStatus, STATUSES } from './schemas';
 
@@ -60,7 +61,7 @@ for (const keys of POST_INDEXES) postSchema.index({ ...keys });
 export type PostModel = Model<PostRecord>;
 
 export function postModel(connection: Connection): PostModel {
-  return (connection.models.Post as PostModel | undefined) ?? connection.model<PostRecord>('Post', postSchema);
+  return modelOf(connection, 'Post', postSchema);
 }
 
 /** The fields a response carries; list and read queries project exactly these. */
