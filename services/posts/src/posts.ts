@@ -1,15 +1,15 @@
 /**
  * The posts domain: every operation the routes call, and the internal publish operation. Returns
- * plain `Post` objects; mongoose documents never leave this module. Every update of a post is its
- * next version, taken as a turn (`@cs/mongo` turns), so a draft is published once, with one
- * publishedAt, however many requests race for it, on FerretDB as on MongoDB.
+ * plain `Post` objects; mongoose documents never leave this module. A post is written through
+ * `ownedDocuments` (`@cs/mongo`), so a draft is published once, with one publishedAt, however many
+ * requests race for it, on FerretDB as on MongoDB.
  *
  * The public list is kept in memory (listing.ts): every operation that can change what it shows
  * says so before it returns.
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Cursor, findPage, type Page, type Turns } from '@cs/mongo';
+import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
@@ -39,34 +39,13 @@ function concurrentChange(): HttpError {
  * (listing.ts) after it is written and before it is acknowledged.
  */
 export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
-  /**
-   * One write to the author's post, in its turn; anyone else's post is as good as missing.
-   * `check` refuses before the turn is taken.
-   */
-  function writePost(
-    id: string,
-    authorId: string,
-    change: (current: PostRecord) => Partial<PostRecord>,
-    check?: (current: PostRecord) => void,
-  ): Promise<PostRecord> {
-    return turns.writeInTurn(`post:${id}`, {
-      read: () => posts.findOne({ _id: id, authorId }).lean<PostRecord>(),
-      check,
-      async write(current, version) {
-        // No projection: FerretDB does not implement it on findAndModify, and the schema is strict.
-        const record = await posts
-          .findOneAndUpdate(
-            { _id: id, version: current.version ?? null },
-            { $set: { ...change(current), version } },
-            { returnDocument: 'after' },
-          )
-          .lean<PostRecord>();
-        return record ?? null;
-      },
-      missing: notFound,
-      busy: concurrentChange,
-    });
-  }
+  /** A post is its author's; anyone else's is as good as missing. */
+  const owned = ownedDocuments(posts, turns, {
+    subject: 'post',
+    owner: 'authorId',
+    missing: notFound,
+    busy: concurrentChange,
+  });
 
   return {
     /** Published posts, newest first, of the tag when given. `client` is whose turn a lookup takes. */
@@ -95,15 +74,16 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
 
     /** Only the author's post. A change from draft to published also sets publishedAt. */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
-      let wasPublished = false;
-      const record = await writePost(id, authorId, (current) => {
-        wasPublished = current.status === 'published';
-        return changes.status === 'published' && current.status === 'draft'
-          ? { ...changes, publishedAt: new Date() }
-          : changes;
-      });
-      if (wasPublished || record.status === 'published') await listing.changed({ postId: id }, record);
-      return toPost(record);
+      const { before, after } = await owned.update(id, authorId, (current) => ({
+        set:
+          changes.status === 'published' && current.status === 'draft'
+            ? { ...changes, publishedAt: new Date() }
+            : changes,
+      }));
+      if (before.status === 'published' || after.status === 'published') {
+        await listing.changed({ postId: id }, after);
+      }
+      return toPost(after);
     },
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
@@ -123,16 +103,12 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
     async publish(postId: string, userId: string): Promise<Post> {
-      const record = await writePost(
-        postId,
-        userId,
-        () => ({ status: 'published', publishedAt: new Date() }),
-        (current) => {
-          if (current.status === 'published') throw alreadyPublished();
-        },
-      );
-      await listing.changed({ postId }, record);
-      return toPost(record);
+      const { after } = await owned.update(postId, userId, (current) => {
+        if (current.status === 'published') throw alreadyPublished();
+        return { set: { status: 'published', publishedAt: new Date() } };
+      });
+      await listing.changed({ postId }, after);
+      return toPost(after);
     },
   };
 }
