@@ -307,6 +307,19 @@ describe('labels', () => {
   });
 });
 
+interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  processID: string;
+  references: { refType: string; spanID: string }[];
+  tags: { key: string; value: unknown }[];
+}
+interface JaegerTrace {
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string }>;
+}
+
 describe('traces, stored by Jaeger', () => {
   /** The services a trace's spans came from, as Jaeger has them (none when it has no such trace). */
   const spansOf = async (traceId: string) => {
