@@ -95,6 +95,12 @@ describe('failed logins against one account', () => {
     const forReal = await answers(real);
     const forUnknown = await answers(`unknown-${stamp}@example.com`);
     expect(forReal.map((r) => r.status)).toEqual([...Array(50).fill(401), 429, 429, 429]);
-    expect(forUnknown).toEqual(forReal);
+    // Retry-After counts down the 2 s lockout as the requests go by, for both alike: how far it has
+    // counted depends on the machine's pace (a busy CI machine answered 1 where the first run had 2),
+    // so it is compared as "within the lockout", and everything else to the letter.
+    const counted = (seen: Awaited<ReturnType<typeof answers>>) =>
+      seen.map(({ retryAfter, ...rest }) => ({ ...rest, retryAfter: retryAfter && ['1', '2'].includes(retryAfter) }));
+    expect(counted(forUnknown)).toEqual(counted(forReal));
+    expect(forReal.filter((r) => r.status === 429).every((r) => r.retryAfter !== undefined)).toBe(true);
   });
 });
