@@ -183,7 +183,9 @@ export function createListing(
     return current;
   }
 
-  // One catch-up runs at a time; a read that arrives meanwhile waits for the next one.
+  // One catch-up runs at a time; a read that arrives meanwhile waits for the next one. When the
+  // one under way fails (the database is down or silent), those waiting fail with it, at once:
+  // a second try in a row would only double their wait for the same answer.
   let running: Promise<State> | undefined;
   let queued: Promise<State> | undefined;
 
@@ -197,15 +199,16 @@ export function createListing(
 
   function caughtUp(): Promise<State> {
     if (!running) return run();
-    queued ??= running
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => {
+    queued ??= running.then(
+      () => {
         queued = undefined;
         return run();
-      });
+      },
+      (err: unknown) => {
+        queued = undefined;
+        throw err;
+      },
+    );
     return queued;
   }
 
