@@ -221,7 +221,12 @@ export function createListing(
     const missing: Placed[] = [];
     for (const placed of slice) {
       const kept = texts.get(placed.id);
-      if (kept && kept.version === placed.version) found.set(placed.id, kept.post);
+      if (kept && kept.version === placed.version) {
+        // Most recently used last (Map keeps insertion order): the most read pages keep their texts.
+        texts.delete(placed.id);
+        texts.set(placed.id, kept);
+        found.set(placed.id, kept.post);
+      }
       else missing.push(placed);
     }
     if (missing.length > 0) {
