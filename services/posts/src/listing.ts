@@ -226,8 +226,7 @@ export function createListing(
         texts.delete(placed.id);
         texts.set(placed.id, kept);
         found.set(placed.id, kept.post);
-      }
-      else missing.push(placed);
+      } else missing.push(placed);
     }
     if (missing.length > 0) {
       const records = await coldWork.run(client, () => Promise.all(missing.map((p) => readPost(p.id))));
