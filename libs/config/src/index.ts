@@ -1,11 +1,10 @@
 /**
- * Typed, frozen configuration read from the environment (and a `.env` file when present).
+ * Typed, frozen configuration read from the environment. A process reads its environment only:
+ * `.env` is the launcher's (`npm start` reads it and hands its values on), so a developer's file
+ * never reaches a process that a test or a deployment starts.
  * A service declares a spec of readers; `loadConfig` runs them all and fails once, naming every
  * key that is missing or wrong, so a misconfigured process never starts half-working.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-
 export type Env = Record<string, string | undefined>;
 export type Reader<T> = (raw: string | undefined) => T;
 export type Spec = Record<string, Reader<unknown>>;
@@ -156,21 +155,9 @@ export const jwtSpec = {
 };
 
 /**
- * Loads `.env` from the working directory into process.env when present. Variables already set
- * win, so the real environment always overrides the file.
- */
-export function loadDotEnv(path = resolve(process.cwd(), '.env')): boolean {
-  if (!existsSync(path)) return false;
-  process.loadEnvFile(path);
-  return true;
-}
-
-/**
- * A process's configuration: from process.env (and `.env`, which the real environment
- * overrides), or from `source` alone when a test gives one.
+ * A process's configuration: from process.env, or from `source` alone when a test gives one.
  */
 export function readEnvConfig<S extends Spec>(spec: S, source: Env = process.env): ConfigOf<S> {
-  if (source === process.env) loadDotEnv();
   return loadConfig(spec, source);
 }
 

@@ -1,4 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, env, loadConfig, parseDuration } from '../src';
 
 describe('parseDuration', () => {
@@ -68,5 +72,26 @@ describe('loadConfig', () => {
   it('when a key is blank, then its default applies, and a secret without one is required', () => {
     expect(() => loadConfig({ SECRET: env.secret(32) }, { SECRET: '   ' })).toThrow('SECRET is required');
     expect(loadConfig({ PORT: env.port(3000) }, { PORT: '' }).PORT).toBe(3000);
+  });
+});
+
+describe('readEnvConfig', () => {
+  // A developer's `.env` in the working directory must not reach a process started by a test or
+  // by anything but the launcher: `npm start` reads it and hands its values on as environment.
+  // A process of its own, as a service is (jest gives each test file a copy of process.env).
+  it('when a .env file lies in the working directory, then a process does not read it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'config-dotenv-'));
+    try {
+      writeFileSync(join(dir, '.env'), 'CONFIG_TEST_PROBE=from-dotenv\n');
+      const built = join(__dirname, '../dist/src/index.js');
+      const read = `const c = require(${JSON.stringify(built)});
+        const config = c.readEnvConfig({ CONFIG_TEST_PROBE: c.env.string('unset') });
+        console.log(JSON.stringify([config.CONFIG_TEST_PROBE, process.env.CONFIG_TEST_PROBE ?? null]));`;
+      const { CONFIG_TEST_PROBE: _, ...parentEnv } = process.env;
+      const out = execFileSync(process.execPath, ['-e', read], { cwd: dir, env: parentEnv, encoding: 'utf8' });
+      expect(JSON.parse(out)).toEqual(['unset', null]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
