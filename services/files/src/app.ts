@@ -6,12 +6,12 @@ import { createAccountPurge } from './account-purge';
 import type { Config } from './config';
 import { createLinkSlots } from './link-slots';
 import { messages } from './messages';
-import { linkSlotModel, multipartSlotModel, uploadModel } from './model';
+import { attachmentRemovalModel, linkSlotModel, multipartSlotModel, uploadModel } from './model';
 import { createMultipart } from './multipart';
 import { createNotesClient } from './notes-client';
 import { createRecords } from './records';
 import { createRelease } from './release';
-import { createRemovals, type Removals } from './removals';
+import { createRemovals } from './removals';
 import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
 import { createSweeper, type Sweeper, sweeperFailures, sweeperRemoved } from './sweeper';
 import { createUnclaimedBudget } from './unclaimed-budget';
@@ -27,7 +27,8 @@ export async function createApp({ config, connection, logger }: Deps) {
   const model = uploadModel(connection);
   const slotModel = linkSlotModel(connection);
   const multipartSlotsModel = multipartSlotModel(connection);
-  await Promise.all([model.init(), slotModel.init(), multipartSlotsModel.init()]);
+  const removalModel = attachmentRemovalModel(connection);
+  await Promise.all([model.init(), slotModel.init(), multipartSlotsModel.init(), removalModel.init()]);
   const turns = await createTurns(connection);
   const storage = new ObjectStorage({
     endpoint: config.S3_ENDPOINT,
@@ -63,13 +64,13 @@ export async function createApp({ config, connection, logger }: Deps) {
   };
   const release = createRelease({ records, storage, multipartSlots, settings });
   const uploads = createUploads({ model, records, release, slots, budget, storage, settings, logger });
-  const sweeper = createSweeper({ model, records, release, budget, storage, settings, logger });
   const notes = createNotesClient({
     baseUrl: config.NOTES_URL,
     secret: config.JWT_SECRET,
     timeoutMs: config.NOTES_TIMEOUT,
   });
-  const removals = createRemovals({ model, notes });
+  const removals = createRemovals({ entries: removalModel, model, notes, logger });
+  const sweeper = createSweeper({ model, records, release, removals, budget, storage, settings, logger });
   const multipart = createMultipart({
     model,
     records,
@@ -111,14 +112,11 @@ export async function createApp({ config, connection, logger }: Deps) {
  * One pass of the sweeper, each step until no work of its kind is due (sweep-pace.ts): stale keys
  * and unfinished releases; the listing of storage (unclaimed objects recorded or, past the claim
  * TTL, deleted; late over-limit ones, whose check is made due again); every account cut back to
- * its budget of uploads not yet attached; size-less links past their expiry checked, and the notes
- * of removed attachments told; released records past their retention. The server runs it every
- * SWEEP_INTERVAL.
+ * its budget of uploads not yet attached; size-less links past their expiry checked (the notes of
+ * removed attachments are told by the removals outbox); released records past their retention.
+ * The server runs it every SWEEP_INTERVAL.
  */
-export async function sweepOnce(
-  { sweeper, removals }: { sweeper: Sweeper; removals: Removals },
-  logger: Logger,
-): Promise<void> {
+export async function sweepOnce(sweeper: Sweeper, logger: Logger): Promise<void> {
   try {
     const released = await sweeper.releaseStale();
     sweeperRemoved.inc({ kind: 'stale' }, released);
@@ -128,7 +126,6 @@ export async function sweepOnce(
     sweeperRemoved.inc({ kind: 'over_budget' }, overBudget);
     const { refused } = await sweeper.checkExpiredLinks();
     sweeperRemoved.inc({ kind: 'refused' }, refused);
-    await removals.drain();
     const purged = await sweeper.purgeReleased();
     sweeperRemoved.inc({ kind: 'purged' }, purged);
     if (refused + released + unclaimed + overBudget + purged > 0) {

@@ -1,4 +1,5 @@
 import { modelOf } from '@cs/mongo';
+import type { OutboxEntry } from '@cs/outbox';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -47,10 +48,8 @@ export interface UploadRecord {
    * can no longer change); null once checked, and on every other record.
    */
   checkAfter?: Date | null;
-  /** Why the check removed the object of an attached key; the note that held it is told. */
+  /** Why the check removed the object of an attached key; the note that held it is told (removals.ts). */
   removedReason?: string | null;
-  /** The note that held a removed key still has to be told (an outbox entry, see removals.ts). */
-  notesToTell?: boolean;
   /** Every state change is the next version, taken as a turn (see records.ts). */
   version?: number;
 }
@@ -83,7 +82,6 @@ const uploadSchema = new Schema<UploadRecord>(
     attempts: { type: Number, required: true, default: 0 },
     checkAfter: { type: Date, default: null },
     removedReason: { type: String, default: null },
-    notesToTell: { type: Boolean, default: false },
     version: { type: Number, required: true, default: 0 },
   },
   { versionKey: false, strict: 'throw' },
@@ -97,9 +95,8 @@ uploadSchema.index({ state: 1, purgeAfter: 1 });
 // A deleted account's records; an account's uploads not yet attached, oldest first (unclaimed-budget.ts).
 uploadSchema.index({ ownerId: 1 });
 uploadSchema.index({ ownerId: 1, state: 1, issuedAt: 1 });
-// The check of size-less links once they expire, and removals the notes service is still to hear of.
+// The check of size-less links once they expire.
 uploadSchema.index({ checkAfter: 1 });
-uploadSchema.index({ notesToTell: 1 });
 // A multipart upload is found by its id; unique because it is its key's UUID.
 uploadSchema.index({ 'multipart.id': 1 }, { sparse: true });
 
@@ -147,4 +144,35 @@ export function linkSlotModel(connection: Connection): LinkSlotModel {
 /** The same slots for open multipart uploads, in a collection of their own: `key` is the upload's. */
 export function multipartSlotModel(connection: Connection): LinkSlotModel {
   return modelOf(connection, 'MultipartSlot', linkSlotSchema.clone().set('collection', 'multipart_slots'));
+}
+
+/**
+ * The notes service is still to hear that the check removed an attached key's object: an entry
+ * of the removals outbox (removals.ts). `_id` is the key: one entry per removal.
+ */
+export interface AttachmentRemoval extends OutboxEntry {
+  _id: string;
+  ownerId: string;
+  /** Why the object was removed, as the note will show it. */
+  reason: string;
+}
+
+const attachmentRemovalSchema = new Schema<AttachmentRemoval>(
+  {
+    _id: { type: String, required: true },
+    ownerId: { type: String, required: true },
+    reason: { type: String, required: true },
+    attempts: { type: Number, default: 0 },
+    dueAt: { type: Date, required: true, default: () => new Date() },
+    lastError: { type: String, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+  },
+  { versionKey: false, strict: 'throw', collection: 'attachment_removals' },
+);
+attachmentRemovalSchema.index({ dueAt: 1 });
+
+export type AttachmentRemovalModel = Model<AttachmentRemoval>;
+
+export function attachmentRemovalModel(connection: Connection): AttachmentRemovalModel {
+  return modelOf(connection, 'AttachmentRemoval', attachmentRemovalSchema);
 }

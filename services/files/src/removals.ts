@@ -1,42 +1,59 @@
 /**
  * Attachments the check removed (sweeper.ts `checkExpiredLinks`): the note that held the key must
- * hear of it, and files cannot write notes' database. The upload record is the outbox entry: the
- * check writes `notesToTell` and the reason in the same write that takes the record into
- * `releasing`, before the object is deleted, so a process that dies anywhere after leaves the
- * entry for the next pass. Delivery is at least once (in the pass that removed the object, then in
- * every pass until notes answers 204), which notes' idempotent route makes harmless; the record is
- * purged only once notes has heard.
+ * hear of it, and files cannot write notes' database. An outbox of `@cs/outbox`, one entry per
+ * key (`_id` is the key): the check writes the entry, then takes the record to `released` with
+ * the reason, deleting the object, then dispatches the entry. A process that dies anywhere after
+ * the entry leaves it to the next poll. Notes' route is idempotent, so a second telling is
+ * harmless.
+ *
+ * The handler settles the entry against the record (the recipe's second way): it tells notes
+ * once the record is released with a reason, or gone (purged later, so released long ago). A
+ * record still live has not had its removal land: tried again while the entry is young, dropped
+ * once it is settled (another replica's check kept the object, or the process died before).
  */
-import type { UploadModel, UploadRecord } from './model';
+import type { Logger } from '@cs/log';
+import { createOutbox, isSettled } from '@cs/outbox';
+import type { AttachmentRemoval, AttachmentRemovalModel, UploadModel, UploadRecord } from './model';
 import type { NotesClient } from './notes-client';
-import { eachAtMost } from './sweep-pace';
 
-const BATCH = 20;
-
-export function createRemovals({ model, notes }: { model: UploadModel; notes: NotesClient }) {
-  async function tell({ key, ownerId, removedReason }: Pick<UploadRecord, 'key' | 'ownerId' | 'removedReason'>) {
-    await notes.attachmentRemoved(ownerId, key, removedReason ?? 'removed');
-    // Only this field changes once a record is released: a plain update cannot undo another write.
-    await model.updateOne({ key, state: 'released' }, { $set: { notesToTell: false } });
-  }
+export function createRemovals({
+  entries,
+  model,
+  notes,
+  logger,
+}: {
+  entries: AttachmentRemovalModel;
+  model: UploadModel;
+  notes: NotesClient;
+  logger: Logger;
+}) {
+  const outbox = createOutbox({
+    name: 'attachment_removals',
+    entries,
+    what: 'telling notes of a removed attachment',
+    logger,
+    async handle(entry) {
+      const record = await model
+        .findOne({ key: entry._id }, 'state removedReason')
+        .lean<Pick<UploadRecord, 'state' | 'removedReason'>>();
+      const removed = !record || (record.state === 'released' && record.removedReason);
+      if (!removed) {
+        if (isSettled(entry)) return;
+        throw new Error('the removal has not landed yet');
+      }
+      await notes.attachmentRemoved(entry.ownerId, entry._id, entry.reason);
+    },
+  });
 
   return {
-    /**
-     * Tells notes of every removal it has not confirmed, until none is left (sweep-pace.ts);
-     * released records only (a release under way finishes first). Notes not answering ends the pass.
-     */
-    async drain(): Promise<number> {
-      let told = 0;
-      for (;;) {
-        const due = await model
-          .find({ notesToTell: true, state: 'released' }, 'key ownerId removedReason')
-          .limit(BATCH)
-          .lean<Pick<UploadRecord, 'key' | 'ownerId' | 'removedReason'>[]>();
-        await eachAtMost(due, tell);
-        told += due.length;
-        if (due.length < BATCH) return told;
-      }
-    },
+    /** Records that the note holding `key` is to be told, before the removal (see `@cs/outbox`). */
+    announce: (key: string, ownerId: string, reason: string) => outbox.enqueue({ _id: key, ownerId, reason }),
+    /** Tells notes now, in the background, once the removal is written. */
+    tellSoon: (entry: AttachmentRemoval) => outbox.dispatch(entry),
+    /** Tells notes of every removal due (at most `limit`); how many were told. */
+    drain: (limit?: number) => outbox.drain(limit),
+    /** Polls for removals no live process told every `intervalMs`; returns the function that stops it. */
+    start: (intervalMs: number) => outbox.start(intervalMs),
   };
 }
 

@@ -11,15 +11,18 @@ void runService({
     const { logger } = deps;
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,
-      () => sweepOnce({ sweeper, removals }, logger),
+      () => sweepOnce(sweeper, logger),
       (err) => logger.warn({ err }, 'sweeper pass failed'),
     );
+    // Removals no live process told (it died after the check), at the sweeper's pace.
+    const stopRemovals = removals.start(deps.config.SWEEP_INTERVAL);
     const stopPruning = turns.startPruning();
     return {
       app,
       onClose: async () => {
         stopPruning();
         await stopSweeper();
+        await stopRemovals();
         storage.destroy();
       },
     };

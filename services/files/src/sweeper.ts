@@ -25,6 +25,7 @@ import type { UploadModel, UploadRecord, UploadState } from './model';
 import { deleteIfMisdeclared, ruleBroken, signedOwner, sweepMarginMs } from './object-rules';
 import type { Records } from './records';
 import type { Release } from './release';
+import type { Removals } from './removals';
 import { eachAtMost } from './sweep-pace';
 import type { UnclaimedBudget } from './unclaimed-budget';
 
@@ -55,6 +56,7 @@ export function createSweeper({
   model,
   records,
   release,
+  removals,
   budget,
   storage,
   settings,
@@ -63,6 +65,7 @@ export function createSweeper({
   model: UploadModel;
   records: Records;
   release: Release;
+  removals: Removals;
   budget: UnclaimedBudget;
   storage: ObjectStorage;
   settings: SweeperSettings;
@@ -154,8 +157,7 @@ export function createSweeper({
     /**
      * Keys of size-less links whose link has expired (and the check delay passed): the object can
      * no longer change, so it is looked at once more, claimed or not. One that breaks a rule is
-     * deleted; if a note holds it, the record says why and that the note is still to be told
-     * (removals.ts), before the delete.
+     * deleted, and the record says why; if a note holds it, the note is told (removals.ts).
      */
     async checkExpiredLinks(): Promise<{ checked: number; refused: number }> {
       let refused = 0;
@@ -172,13 +174,13 @@ export function createSweeper({
           const record = await read(key);
           if (!record?.checkAfter || (record.state !== 'issued' && record.state !== 'attached')) return;
           const broken = object && ruleBroken(record, object, settings.maxBytes);
+          // A note holds an attached key: the entry that tells it is written first (removals.ts).
+          const notice =
+            broken && record.state === 'attached' ? await removals.announce(key, record.ownerId, broken) : undefined;
           const done = broken
-            ? await release(record, {
-                checkAfter: null,
-                removedReason: broken,
-                notesToTell: record.state === 'attached',
-              })
+            ? await release(record, { checkAfter: null, removedReason: broken })
             : Boolean(await advance(record, { checkAfter: null }));
+          if (notice) removals.tellSoon(notice);
           if (!done) return;
           taken += 1;
           checked += 1;
@@ -264,8 +266,6 @@ export function createSweeper({
               // Released before purge times were recorded.
               { state: 'released', purgeAfter: null },
             ],
-            // A note still to be told of its removed attachment keeps the record (removals.ts).
-            notesToTell: trusted({ $ne: true }),
           })
           .limit(SWEEP_BATCH)
           .lean<UploadRecord[]>();

@@ -16,6 +16,7 @@ import {
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
 import { type UploadModel, uploadModel } from '../src/model';
+import type { Removals } from '../src/removals';
 import type { Sweeper } from '../src/sweeper';
 import type { Uploads } from '../src/uploads';
 
@@ -26,6 +27,8 @@ export interface FilesHarness {
   uploads: Uploads;
   /** The sweeper's steps, each called on its own (the server runs them every SWEEP_INTERVAL). */
   sweeper: Sweeper;
+  /** The outbox that tells notes of attachments the check removed. */
+  removals: Removals;
   /** The service's tombstones of deleted accounts. */
   accounts: DeletedAccounts;
   /** A storage client of the test's own, to look at what really is in the bucket. */
@@ -75,7 +78,7 @@ export async function startFiles(
     ...env,
   });
   const logs = captureLogger('files');
-  const { app, uploads, sweeper, storage, accounts } = await createApp({
+  const { app, uploads, sweeper, removals, storage, accounts } = await createApp({
     config,
     connection: database.connection,
     logger: logs.logger,
@@ -87,6 +90,7 @@ export async function startFiles(
     model: uploadModel(database.connection),
     uploads,
     sweeper,
+    removals,
     accounts,
     bucket,
     db: database,

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { linkSlotModel } from '../src/model';
+import { attachmentRemovalModel, linkSlotModel } from '../src/model';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
 
 /** Over UPLOAD_MAX_BYTES (25 MiB by default). */
@@ -23,6 +23,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
+
+/** The removals outbox's entry for `key` (removals.ts): the note that held it is to be told. */
+function removalOf(key: string) {
+  return attachmentRemovalModel(h.db.connection).findById(key).lean();
+}
 
 /** The contract's request: no size. */
 async function sizelessLink(caller = newCaller(), contentType = 'text/plain') {
@@ -134,8 +139,9 @@ describe('POST /upload-url without size (the contract’s request)', () => {
       state: 'released',
       checkAfter: null,
       removedReason: 'The uploaded file is larger than the upload limit; it was removed',
-      notesToTell: false,
     });
+    // No note held it: nobody is to be told.
+    expect(await removalOf(key)).toBeNull();
   });
 
   it('when a claimed object is replaced through its still-valid link by one over the limit, then the check after expiry removes it and records that the note must be told', async () => {
@@ -151,7 +157,10 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     expect(await h.model.findOne({ key }).lean()).toMatchObject({
       state: 'released',
       removedReason: 'The uploaded file is larger than the upload limit; it was removed',
-      notesToTell: true,
+    });
+    expect(await removalOf(key)).toMatchObject({
+      ownerId: caller.id,
+      reason: 'The uploaded file is larger than the upload limit; it was removed',
     });
   });
 
@@ -173,7 +182,21 @@ describe('POST /upload-url without size (the contract’s request)', () => {
     await h.sweeper.checkExpiredLinks();
 
     expect(await h.bucket.headObject(key)).toBeUndefined();
-    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'released', notesToTell: true });
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'released' });
+    expect(await removalOf(key)).toMatchObject({ ownerId: caller.id });
+  });
+
+  it('when a removal is announced but the record does not show it yet, then notes is not told and the entry waits for another try', async () => {
+    const { caller, url, key } = await sizelessLink();
+    expect((await put(url, 'text/plain', 'kept')).status).toBe(200);
+    await h.http.post('/internal/uploads/claim').set(caller.auth).send({ key }).expect(200);
+
+    // As a check that died after writing its entry, before the release.
+    await h.removals.announce(key, caller.id, 'broken');
+    await h.removals.drain();
+
+    expect(await removalOf(key)).toMatchObject({ attempts: 1, lastError: 'the removal has not landed yet' });
+    expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached' });
   });
 
   it('when a claimed object is left as it was, then the check keeps it', async () => {
