@@ -381,7 +381,13 @@ export class Traffic {
       });
       const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
       const text = await res.text();
-      return { status: res.status, json, body: json && text ? (JSON.parse(text) as unknown) : text };
+      const answer: Answer = { status: res.status, json, body: json && text ? (JSON.parse(text) as unknown) : text };
+      // A failure says what the system said, and which request it was in the services' logs.
+      if (res.status >= 500) {
+        const said = (answer.body as { error?: unknown } | undefined)?.error;
+        answer.error = `${typeof said === 'string' ? said : 'no error message'} (request ${res.headers.get('x-request-id') ?? 'without id'})`;
+      }
+      return answer;
     } catch (err) {
       const name = (err as Error).name;
       return {

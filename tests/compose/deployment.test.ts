@@ -27,7 +27,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -138,7 +138,26 @@ function secrets(): Record<string, string> {
 function describeFailures(outcomes: readonly Outcome[]): string[] {
   return outcomes
     .filter(failed)
-    .map((o) => `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || o.error} after ${o.ms} ms`);
+    .map(
+      (o) =>
+        `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''} after ${o.ms} ms`,
+    );
+}
+
+/**
+ * What the containers logged about each failed request (by its request id), from the logs kept
+ * in LOGS: a failure then says which service answered it, and why.
+ */
+function loggedAbout(failures: readonly string[]): string[] {
+  const ids = failures.flatMap((f) => /\(request ([\w-]+)\)/.exec(f)?.[1] ?? []);
+  if (ids.length === 0) return [];
+  const lines: string[] = [];
+  for (const file of readdirSync(LOGS)) {
+    for (const line of readFileSync(join(LOGS, file), 'utf8').split('\n')) {
+      if (ids.some((id) => line.includes(id))) lines.push(`${file}: ${line}`);
+    }
+  }
+  return lines;
 }
 
 /**
@@ -653,6 +672,7 @@ describe('4. each service rebuilt and recreated alone, under mixed traffic', () 
       deploys.set(service, { service, recreated: row.recreated, revision, labels, failures: row.failures });
       say(`deployed ${service}: ${JSON.stringify({ ...row, failures: row.failures.length })}`);
       for (const f of row.failures) say(`  failed: ${f}`);
+      for (const l of loggedAbout(row.failures)) say(`  logged: ${l}`);
       for (const r of resent.slice(0, 10)) say(`  resent by the balancer: ${r}`);
     }
     report.deploys = rows;
@@ -705,6 +725,7 @@ describe('5. posts scaled out under the same traffic', () => {
       failures,
     };
     say(`scale: ${JSON.stringify(report.scale)}`);
+    for (const l of loggedAbout(failures)) say(`  logged: ${l}`);
 
     await traffic.stop();
     report.traffic = Traffic.summarize(traffic.outcomes);
