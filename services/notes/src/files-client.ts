@@ -12,7 +12,7 @@
 import { HttpError, notDelivered } from '@cs/errors';
 import { createRetryWindow, retryWithin } from '@cs/lifecycle';
 import { tracedFetch } from '@cs/telemetry';
-import { messages } from './schemas';
+import { messages } from './messages';
 
 export interface FilesClient {
   claim(key: string, authorization: string): Promise<void>;

@@ -15,7 +15,7 @@ import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
 import type { ReleaseOutbox } from './release-outbox';
-import { messages } from './schemas';
+import { messages } from './messages';
 
 export interface NoteInput {
   title: string;

@@ -15,7 +15,7 @@ import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
 import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
-import { messages } from './schemas';
+import { messages } from './messages';
 
 /** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
 export function noteRoutes(

@@ -1,6 +1,6 @@
 import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
-import { type PostStatus, STATUSES } from './schemas';
+import { type PostStatus, STATUSES } from './terms';
 
 export interface PostRecord {
   _id: Types.ObjectId;

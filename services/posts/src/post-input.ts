@@ -2,7 +2,7 @@
  * Turning what a client sent into what the domain accepts. Pure functions: no I/O. A body has met
  * its schema (`@cs/contract`) before it gets here; the query string's rules are these.
  */
-import { POST_LIMITS, type PostStatus, TAG } from './schemas';
+import { POST_LIMITS, type PostStatus, TAG } from './terms';
 
 export interface ListQuery {
   page: number;

@@ -13,7 +13,7 @@ import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@c
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
-import { messages } from './schemas';
+import { messages } from './terms';
 
 export interface PostPage {
   posts: Post[];

@@ -19,7 +19,7 @@ import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
 import { parseListQuery, toNewPost, toPostChanges } from './post-input';
 import type { Posts } from './posts';
-import { messages } from './schemas';
+import { messages } from './terms';
 
 /** The domain call of a public read, timed as `db` in Server-Timing. */
 const timed = <T>(ctx: { state: AppState }, work: Promise<T>) => ctx.state.timed?.('db', work) ?? work;

@@ -1,6 +1,7 @@
 /**
- * The posts resource's words and the list query's limits. The request schemas, their limits and
- * their messages are the OpenAPI document's own (`@cs/contract`), so they cannot drift.
+ * The posts resource's terms: its statuses, the list query's limits, the tag pattern and the
+ * messages. The request schemas, their limits and their messages are the OpenAPI document's own
+ * (`@cs/contract`), so they cannot drift.
  */
 import { LIMITS, POST_STATUSES, postMessages, TAG_PATTERN } from '@cs/contract';
 
