@@ -13,9 +13,9 @@ import type { PageQuery } from '@cs/koa';
 import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
+import { messages } from './messages';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
 import type { ReleaseOutbox } from './release-outbox';
-import { messages } from './messages';
 
 export interface NoteInput {
   title: string;

@@ -13,9 +13,9 @@ import {
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
+import { messages } from './messages';
 import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
-import { messages } from './messages';
 
 /** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
 export function noteRoutes(
