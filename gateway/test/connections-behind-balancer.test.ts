@@ -9,7 +9,7 @@
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { RunningSystem } from '@cs/devstack';
-import { startTestSystem } from '@cs/testkit';
+import { eventually, startTestSystem } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 const CAP = 256; // the default, the gateway's CONNECTIONS_PER_ADDRESS
@@ -56,21 +56,13 @@ async function frontendConnections(): Promise<number> {
   return Number(row?.[columns.indexOf('scur')] ?? 0);
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('connections per client address, behind the balancer', () => {
   it('when one address holds its cap of connections, then the balancer closes its next one unanswered while another address is served', async () => {
     const held = await Promise.all(Array.from({ length: CAP }, () => open(HOLDER)));
     try {
       // Established is not yet taken: the kernel completes a connection before HAProxy accepts
       // it, and its threads take them in batches, in no set order.
-      await until('the balancer holding them all', async () => (await frontendConnections()) >= CAP);
+      await eventually('the balancer holding them all', frontendConnections, (held) => held >= CAP);
       const refused = await healthz(HOLDER);
       const bystander = await healthz(BYSTANDER);
 
@@ -81,6 +73,10 @@ describe('connections per client address, behind the balancer', () => {
       for (const socket of held) socket.destroy();
     }
     // Each connection that closed gave its place back.
-    await until('the holder served again', async () => (await healthz(HOLDER)).status === 200);
+    await eventually(
+      'the holder served again',
+      () => healthz(HOLDER),
+      (answer) => answer.status === 200,
+    );
   });
 });

@@ -8,6 +8,7 @@ import { type ClientRequest, createServer, type IncomingHttpHeaders, request, ty
 import { connect } from 'node:net';
 import { freePort } from '@cs/devstack';
 import { messages } from '@cs/errors';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REFUSED_GRACE_MS } from '../src/connection-limits';
 import { everyUpstreamAt, type GatewayProcess, spawnGateway } from './helpers';
@@ -65,14 +66,6 @@ function get(base: string, path: string, localAddress: string): { req: ClientReq
   return { req, answer };
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 let upstream: Awaited<ReturnType<typeof holdingUpstream>>;
 let gateway: GatewayProcess;
 let behindProxy: GatewayProcess;
@@ -92,11 +85,19 @@ async function hold(base: string, from: string, count: number) {
   const before = upstream.held();
   const requests = Array.from({ length: count }, (_, i) => get(base, `/api/posts?hold=${i}`, from));
   for (const { answer } of requests) answer.catch(() => {});
-  await until(`${count} requests held`, () => upstream.held() === before + count);
+  await eventually(
+    `${count} requests held`,
+    () => upstream.held(),
+    (held) => held === before + count,
+  );
   return {
     release: async () => {
       for (const { req } of requests) req.destroy();
-      await until('the held requests let go', () => upstream.held() === before);
+      await eventually(
+        'the held requests let go',
+        () => upstream.held(),
+        (held) => held === before,
+      );
     },
   };
 }
@@ -120,9 +121,10 @@ describe('connections per client address', () => {
       await holder.release();
     }
     // Each connection that closed gave its place back.
-    await until(
+    await eventually(
       'the holder served again',
-      async () => (await get(gateway.url, '/api/posts', HOLDER).answer).status === 200,
+      async () => (await get(gateway.url, '/api/posts', HOLDER).answer).status,
+      (status) => status === 200,
     );
   });
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * Failed logins against one account, from one address and from many (as a botnet sends them),
  * through the gateway. TRUST_PROXY lets each request name its own client address.
@@ -52,7 +53,7 @@ describe('failed logins from one address', () => {
       retryAfter: '2',
     });
     expect((await login(newAddress(), email, 'the right password')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await sleep(2100);
     expect((await login(guesser, email, 'the right password')).status).toBe(200);
     // The success forgot that address's failures: a wrong password is a plain 401 again.
     expect((await login(guesser, email, 'wrong again')).status).toBe(401);
@@ -78,7 +79,7 @@ describe('failed logins against one account', () => {
     // The person, from where they logged in before, is not slowed by someone else's guesses.
     expect((await login(home, email, 'the right password')).status).toBe(200);
 
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await sleep(2100);
     expect((await login(newAddress(), email, 'the right password')).status).toBe(200);
   });
 

@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ProcessName,
   REPO_ROOT,
@@ -18,7 +17,7 @@ import {
   startJaeger,
   startPrometheus,
 } from '@cs/devstack';
-import { startTestSystem } from '@cs/testkit';
+import { eventually, startTestSystem } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 let system: RunningSystem;
@@ -108,15 +107,8 @@ async function query(promql: string): Promise<Sample[]> {
   return body.data.result;
 }
 
-/** Waits until `probe` holds, checked against Prometheus every 250 ms; fails with the last answer. */
-async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (holds(value) || Date.now() > deadline) return value;
-    await sleep(250);
-  }
-}
+/** Scrapes and span exports reach Prometheus and Jaeger seconds after the traffic, not at once. */
+const BACKENDS = { timeoutMs: 20_000, everyMs: 250 };
 
 /** Request counts by process, method, route and status class, as Prometheus holds them. */
 async function requestCounts(routes: RegExp): Promise<Record<string, number>> {
@@ -158,8 +150,10 @@ describe('metrics, scraped by Prometheus', () => {
       'posts GET /api/posts/:id 4xx': 2,
     };
     const counts = await eventually(
+      'the request counts scraped',
       () => requestCounts(/^(?:\/api\/posts|other)/),
       (found) => Object.entries(expected).every(([series, n]) => (found[series] ?? 0) >= n),
+      BACKENDS,
     );
     expect(counts).toEqual(expected);
     // The database's share, by operation: each request's operations on the posts collection (the
@@ -193,7 +187,13 @@ describe('metrics, scraped by Prometheus', () => {
       'identity users findOne ok': 3,
       'identity users save ok': 2,
     };
-    expect(await eventually(operations, (found) => found['identity users findOne ok'] === 3)).toEqual(database);
+    const scraped = await eventually(
+      'the database operations of both registrations scraped',
+      operations,
+      (found) => found['identity users findOne ok'] === 3,
+      BACKENDS,
+    );
+    expect(scraped).toEqual(database);
     // A path no route matched never became a label, at the gateway or anywhere.
     const labels = await query('count by (route) (http_server_request_duration_seconds_count)');
     expect(labels.map((s) => s.metric.route).filter((r) => r?.includes('nowhere'))).toEqual([]);
@@ -207,24 +207,25 @@ describe('metrics, scraped by Prometheus', () => {
     const depth = async () => Number((await query('outbox_entries{outbox="note_releases"}'))[0]?.value[1] ?? NaN);
     const age = async () =>
       Number((await query('outbox_oldest_entry_age_seconds{outbox="note_releases"}'))[0]?.value[1] ?? NaN);
-    expect(await eventually(depth, (d) => d === 0)).toBe(0);
+    await eventually('no outbox backlog', depth, (d) => d === 0, BACKENDS);
 
     await system.processes.files.child.stop();
     try {
       expect((await call('DELETE', `/api/notes/${note.body._id}`, { token })).status).toBe(204);
-      expect(await eventually(depth, (d) => d >= 1)).toBe(1);
-      expect(await eventually(age, (a) => a >= 1)).toBeGreaterThanOrEqual(1);
+      expect(await eventually('a backlog in the outbox', depth, (d) => d >= 1, BACKENDS)).toBe(1);
+      await eventually('the oldest entry a second old', age, (a) => a >= 1, BACKENDS);
     } finally {
       await system.start('files');
     }
-    expect(await eventually(depth, (d) => d === 0)).toBe(0);
-    expect(await eventually(age, (a) => a === 0)).toBe(0);
+    await eventually('no outbox backlog once files is back', depth, (d) => d === 0, BACKENDS);
+    await eventually('no oldest entry age once files is back', age, (a) => a === 0, BACKENDS);
   });
 });
 
 describe('the alert rules', () => {
   it('when Prometheus loads ops/alerts.yml, then all five rules evaluate without error, and none fires on a healthy system', async () => {
     const rules = await eventually(
+      'every alert rule evaluated',
       async () => {
         const res = await fetch(`${prometheus.url}/api/v1/rules`);
         const body = (await res.json()) as {
@@ -233,6 +234,7 @@ describe('the alert rules', () => {
         return body.data.groups.flatMap((g) => g.rules);
       },
       (found) => found.length > 0 && found.every((r) => r.health !== 'unknown'),
+      BACKENDS,
     );
     expect(rules.map((r) => [r.name, r.health, r.lastError ?? ''])).toEqual(
       ['ErrorRateHigh', 'LatencyHigh', 'ProcessDown', 'OutboxStuck', 'DependencyFailing'].map((n) => [n, 'ok', '']),
@@ -361,9 +363,8 @@ describe('traces, stored by Jaeger', () => {
           t.spans.some((span) => serviceOf(t, span) === 'notes' && isDb(span)) &&
           t.spans.some((span) => serviceOf(t, span) === 'files' && isDb(span)),
       );
-    const trace = await eventually(read, complete);
+    const trace = await eventually('one trace across gateway, notes and files', read, complete, BACKENDS);
     if (!trace) throw new Error('Jaeger has no trace of the request');
-    expect(complete(trace)).toBe(true);
 
     const byId = new Map(trace.spans.map((span) => [span.spanID, span]));
     const parentOf = (span: JaegerSpan) => span.references.find((r) => r.refType === 'CHILD_OF')?.spanID;
@@ -423,8 +424,10 @@ describe('traces, stored by Jaeger', () => {
     // The sampled one, sent after, reaches Jaeger from every process it passed: the unsampled
     // one's spans, had any been made, were sent in the same batches or earlier.
     const seen = await eventually(
+      'spans of the sampled request from gateway, notes and files',
       () => spansOf(sampled),
       (services) => ['gateway', 'notes', 'files'].every((s) => services.includes(s)),
+      BACKENDS,
     );
     expect(new Set(seen)).toEqual(new Set(['gateway', 'notes', 'files']));
     expect(await spansOf(unsampled)).toEqual([]);
@@ -446,8 +449,10 @@ describe('traces, stored by Jaeger', () => {
     const sampled = randomBytes(16).toString('hex');
     expect((await call('GET', '/api/posts', { headers: { traceparent: traceparent(sampled) } })).status).toBe(200);
     await eventually(
+      'spans of the sampled request from gateway and posts',
       () => spansOf(sampled),
       (services) => ['gateway', 'posts'].every((s) => services.includes(s)),
+      BACKENDS,
     );
     for (const { url, traceId } of probes) expect({ url, spans: await spansOf(traceId) }).toEqual({ url, spans: [] });
   });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * What the gateway does when an upstream is restarting or has just closed a connection: requests
  * that never reached it are sent again, the ones that may have are not.
@@ -26,7 +27,7 @@ describe('retries at the gateway', () => {
     const body = JSON.stringify({ title: 'sent while the service restarts', body: 'x'.repeat(5000) });
 
     const answer = fetch(`${gateway.url}/api/posts`, { method: 'POST', headers: auth, body });
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     const upstream = await echoUpstream({ port });
     cleanup.push(() => upstream.close());
     const res = await answer;
@@ -54,7 +55,7 @@ describe('retries at the gateway', () => {
       body: stream,
       duplex: 'half',
     } as RequestInit);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const upstream = await echoUpstream({ port });
     cleanup.push(() => upstream.close());
 
@@ -74,7 +75,7 @@ describe('retries at the gateway', () => {
     expect(await first.json()).toEqual({ error: 'Upstream service unavailable' });
     expect(firstMs).toBeGreaterThanOrEqual(1500);
 
-    await new Promise((r) => setTimeout(r, 600));
+    await sleep(600);
     started = Date.now();
     const next = await fetch(`${gateway.url}/api/posts`);
     expect(next.status).toBe(502);

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, type RunningServer, startRedis } from '@cs/devstack';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
@@ -103,7 +104,7 @@ describe('rate limits across two gateways', () => {
       for (const gateway of shared) {
         while ((await logins([gateway], 1))[0] === 503) {
           if (Date.now() - back > 10_000) throw new Error(`${gateway.url} did not reconnect to Redis`);
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
         }
       }
       // Two logins admitted above, one by each gateway, counted in the new Redis.
@@ -135,7 +136,7 @@ describe('rate limits across two gateways', () => {
       const back = Date.now();
       while ((await logins([gateway], 1))[0] === 503) {
         if (Date.now() - back > 10_000) throw new Error('the gateway did not reconnect to Redis');
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
       // One admitted above; the rest of the limit, then 429.
       expect(await logins([gateway], LIMIT)).toEqual([...Array(LIMIT - 1).fill(200), 429]);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newUserId, tokenFor } from '@cs/testkit';
 import { describe, expect, it } from '@jest/globals';
 import { echoUpstream, everyUpstreamAt, spawnGateway } from './helpers';
@@ -10,7 +11,7 @@ describe('gateway shutdown', () => {
       const inFlight = fetch(`${gateway.url}/api/posts/my-posts`, {
         headers: { Authorization: `Bearer ${tokenFor(newUserId())}` },
       });
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       const exited = gateway.stop();
 
       const res = await inFlight;

@@ -1,6 +1,6 @@
 import type { RunningSystem } from '@cs/devstack';
 import { ObjectStorage } from '@cs/storage';
-import { api, startTestSystem, testStorageSettings } from '@cs/testkit';
+import { api, eventually, startTestSystem, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 let system: RunningSystem;
@@ -20,15 +20,6 @@ async function newUser(): Promise<{ Authorization: string }> {
   const email = `flow-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
   const res = await http.post('/api/auth/register').send({ email, password: 'password-123' });
   return { Authorization: `Bearer ${res.body.token}` };
-}
-
-async function until(probe: () => Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return probe();
 }
 
 describe('a file attached to a note, as a client does it through the gateway', () => {
@@ -73,7 +64,11 @@ describe('a file attached to a note, as a client does it through the gateway', (
     for (const answer of [link, note, download]) expect(answer.headers['cache-control']).toBe('no-store');
 
     await http.delete(`/api/notes/${note.body._id}`).set(auth).expect(204);
-    expect(await until(async () => (await bucket.headObject(link.body.key)) === undefined)).toBe(true);
+    await eventually(
+      "the deleted note's object removed from storage",
+      () => bucket.headObject(link.body.key),
+      (head) => head === undefined,
+    );
   });
 
   it("when another user tries to attach or download someone's file, then they are refused and learn nothing", async () => {

@@ -3,6 +3,7 @@
  * server and S3 storage): sessions, typed calls, every kind of error, and uploads.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
 import { ObjectStorage } from '@cs/storage';
 import { newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
@@ -195,7 +196,7 @@ describe('the account', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      if (!refused) await new Promise((r) => setTimeout(r, 100));
+      if (!refused) await sleep(100);
     }
     expect(refused).toBeInstanceOf(SessionExpiredError);
     expect(store.load()).toBeUndefined();

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { freePort, type RunningBalancer, startBalancer } from '../src';
 
@@ -77,13 +78,12 @@ function send(method: string, path = '/thing'): Promise<{ status: number; body: 
 
 /** Until the balancer's checks agree with what the replicas say of themselves. */
 async function checked(up: boolean[]): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const stats = (await balancer.stats()).web ?? [];
-    if (stats.map((r) => r.up).join() === up.join()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the balancer did not see the replicas as ${up.join()}`);
+  await eventually(
+    `the balancer seeing the replicas as up: ${up.join()}`,
+    async () => ((await balancer.stats()).web ?? []).map((r) => r.up),
+    (seen) => seen.join() === up.join(),
+    { timeoutMs: 10_000 },
+  );
 }
 
 beforeAll(async () => {

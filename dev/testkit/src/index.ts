@@ -3,6 +3,7 @@ export * from './constants';
 export * from './contract';
 export * from './database';
 export * from './deleted-accounts';
+export * from './eventually';
 export * from './logs';
 export * from './mail';
 export * from './pass-through';

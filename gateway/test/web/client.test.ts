@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { newUserId, TEST_JWT_SECRET } from '@cs/testkit';
+import { eventually, newUserId, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import type { BrowserContext, Page, Request } from 'playwright-core';
@@ -43,15 +43,6 @@ async function openPage(at = `${origin}/`): Promise<Page> {
 afterEach(async () => {
   await context?.close();
 });
-
-async function until(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return probe();
-}
 
 function newEmail(label: string): string {
   return `${label}-${suite}-${randomBytes(3).toString('hex')}@example.com`;
@@ -196,7 +187,12 @@ describe('the web client, in Chromium, against the real system', () => {
     // Delete the note: it is gone from the page, and its object from storage soon after.
     await edited.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No notes yet.').waitFor();
-    expect(await until(async () => (await storage.headObject(key)) === undefined)).toBe(true);
+    await eventually(
+      "the deleted note's object removed from storage",
+      () => storage.headObject(key),
+      (head) => head === undefined,
+      { timeoutMs: 10_000 },
+    );
 
     // Log out: the token is gone from the tab.
     await page.getByRole('button', { name: 'Log out' }).click();

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page, Route } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
@@ -42,13 +43,8 @@ async function bigFile(name: string, size: number): Promise<{ path: string; byte
   return { path, bytes };
 }
 
-async function until(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** How long storage may take to show what the browser sent: parts of 8 MiB, on a loaded machine. */
+const STORAGE_WAIT = { timeoutMs: 20_000 };
 
 async function openNotes(label: string): Promise<void> {
   context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
@@ -69,12 +65,13 @@ const isPart = (url: URL) => url.searchParams.has('partNumber') && url.searchPar
 
 /** The one multipart upload storage holds open in this suite's bucket, once there is one. */
 async function openUpload(): Promise<{ key: string; uploadId: string }> {
-  let open: { key: string; uploadId: string }[] = [];
-  await until(async () => {
-    open = await storage.listMultipartUploads('uploads/');
-    return open.length === 1;
-  });
-  return open[0] as { key: string; uploadId: string };
+  const [open] = await eventually(
+    'one open multipart upload',
+    () => storage.listMultipartUploads('uploads/'),
+    (uploads) => uploads.length === 1,
+    STORAGE_WAIT,
+  );
+  return open as { key: string; uploadId: string };
 }
 
 describe('large files from the web client, in Chromium, against the real system', () => {
@@ -103,7 +100,12 @@ describe('large files from the web client, in Chromium, against the real system'
     await page.getByRole('button', { name: 'Save note' }).click();
 
     const { key, uploadId } = await openUpload();
-    await until(async () => ((await storage.listParts(key, uploadId)) ?? []).length === 3);
+    await eventually(
+      'parts 1-3 in storage',
+      async () => (await storage.listParts(key, uploadId)) ?? [],
+      (parts) => parts.length === 3,
+      STORAGE_WAIT,
+    );
     expect(tries.get(2)).toBe(2);
     // Pause stops what is in flight and says so.
     await page.getByRole('button', { name: 'Pause' }).click();
@@ -152,11 +154,21 @@ describe('large files from the web client, in Chromium, against the real system'
     await page.getByLabel('Attachment (optional)').setInputFiles(path);
     await page.getByRole('button', { name: 'Save note' }).click();
     const { key, uploadId } = await openUpload();
-    await until(async () => ((await storage.listParts(key, uploadId)) ?? []).length === 1);
+    await eventually(
+      'part 1 in storage',
+      async () => (await storage.listParts(key, uploadId)) ?? [],
+      (parts) => parts.length === 1,
+      STORAGE_WAIT,
+    );
 
     await page.getByRole('button', { name: 'Cancel upload' }).click();
     await page.locator('form').getByRole('alert').getByText('The upload was cancelled.').waitFor();
-    await until(async () => (await storage.listMultipartUploads('uploads/')).length === 0);
+    await eventually(
+      'no open multipart upload',
+      () => storage.listMultipartUploads('uploads/'),
+      (uploads) => uploads.length === 0,
+      STORAGE_WAIT,
+    );
     expect(await storage.listParts(key, uploadId)).toBeUndefined();
     expect(await storage.headObject(key)).toBeUndefined();
     await page.getByText('No notes yet.').waitFor();

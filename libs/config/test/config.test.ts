@@ -1,8 +1,8 @@
-import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
 import { ConfigError, env, loadConfig, parseDuration } from '../src';
 
 describe('parseDuration', () => {

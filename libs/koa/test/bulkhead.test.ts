@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpError } from '@cs/errors';
 import { describe, expect, it } from '@jest/globals';
 import { createBulkhead } from '../src/bulkhead';
@@ -101,7 +102,7 @@ describe('a bulkhead', () => {
     const first = bulkhead.run('a', g.piece('first'));
     await new Promise((r) => setImmediate(r));
     const waited = bulkhead.run('b', g.piece('waited')).catch((err: HttpError) => err);
-    await new Promise((r) => setTimeout(r, 80));
+    await sleep(80);
     const later = bulkhead.run('c', g.piece('later'));
 
     const refusal = (await waited) as HttpError;

@@ -2,7 +2,8 @@
  * The outbox against the run's real MongoDB-protocol server (FerretDB unless MONGO_URL names
  * another), where a filtered update is not atomic but a unique index is enforced.
  */
-import { captureLogger, openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { captureLogger, eventually, openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection, type Model, Schema } from 'mongoose';
 import { BACKOFF_MAX_MS, backoffMs, createLeases, createOutbox, type OutboxEntry } from '../src/index';
@@ -45,11 +46,6 @@ function jobs(name: string, connection: Connection = db.connection): Model<Job> 
 }
 const fresh = () => `jobs_${++collections}`;
 const logger = captureLogger('outbox').logger;
-const until = async (done: () => boolean | Promise<boolean>, ms = 5_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  return done();
-};
 
 describe('the lease', () => {
   it('when two workers, each with its own connection, race for the same try of 100 entries, then each try goes to exactly one of them', async () => {
@@ -79,7 +75,7 @@ describe('the lease', () => {
         logger,
         async handle(entry) {
           handled.push(`${entry.doc}`);
-          await new Promise((r) => setTimeout(r, 2));
+          await sleep(2);
         },
       });
     const [first, second] = [make(db.connection), make(other)];
@@ -151,9 +147,11 @@ describe('retries', () => {
     });
     const entry = await outbox.enqueue({ doc: 'y', step: 0 });
     outbox.dispatch(entry);
-    expect(
-      await until(async () => (await model.findById(entry._id).lean<Job>())?.lastError === 'first try fails'),
-    ).toBe(true);
+    await eventually(
+      'the failed try recorded on the entry',
+      async () => (await model.findById(entry._id).lean<Job>())?.lastError,
+      (lastError) => lastError === 'first try fails',
+    );
     expect(await outbox.drain()).toBe(0); // backing off: not due yet
 
     await model.updateOne({ _id: entry._id }, { $set: { dueAt: new Date() } });
@@ -189,14 +187,22 @@ describe('order per document', () => {
       outbox.dispatch(await outbox.enqueue({ doc: 'b', step }));
     }
     // b goes on while a's first entry backs off; a's others wait behind it.
-    expect(await until(() => handled.filter((h) => h.startsWith('b')).length === 5)).toBe(true);
+    await eventually(
+      "all five of b's entries handled",
+      () => handled.filter((h) => h.startsWith('b')),
+      (b) => b.length === 5,
+    );
     expect(handled.filter((h) => h.startsWith('a'))).toEqual([]);
     await outbox.drain();
     expect(handled.filter((h) => h.startsWith('a'))).toEqual([]);
 
     await model.updateMany({ doc: 'a' }, { $set: { dueAt: new Date() } });
     await outbox.drain();
-    await until(() => handled.length === 10);
+    await eventually(
+      'all ten entries handled',
+      () => handled,
+      (all) => all.length === 10,
+    );
 
     expect(handled.filter((h) => h.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
     expect(handled.filter((h) => h.startsWith('b'))).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
@@ -225,7 +231,7 @@ describe('dispatch', () => {
         });
         const started = performance.now();
         outbox.dispatch(await outbox.enqueue({ doc: `p${i}`, step: 0 }));
-        await Promise.race([handled, new Promise((r) => setTimeout(r, 15_000))]);
+        await Promise.race([handled, sleep(15_000)]);
         latencies.push(performance.now() - started);
       }
     } finally {

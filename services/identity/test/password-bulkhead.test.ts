@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * Password work (bcrypt) runs in a bulkhead: one at a time here, at a cost that takes tens of
  * milliseconds, so requests sent together really wait in line.
@@ -51,7 +52,7 @@ describe('the password bulkhead', () => {
     const crowd = Array.from({ length: 6 }, (_, i) =>
       login(freshAddress(), uniqueEmail('nobody'), 'wrong password', finished, `crowd-${i}`),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     const mine = login(known, email, TEST_PASSWORD, finished, 'known');
 
     expect((await mine).status).toBe(200);

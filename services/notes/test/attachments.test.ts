@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { eventually, FILES_RETRY_WINDOW_MS, type NotesHarness, newCaller, startNotes, upload } from './helpers';
+import { FILES_RETRY_WINDOW_MS, type NotesHarness, newCaller, startNotes, upload } from './helpers';
 
 let h: NotesHarness;
 const me = newCaller();
@@ -109,12 +111,12 @@ describe('attaching an uploaded file to a note', () => {
     const replaced = await h.http.put(`/api/notes/${note.body._id}`).set(me.auth).send({ attachmentKey: second });
     expect(replaced.status).toBe(200);
     expect(replaced.body.attachmentKey).toBe(second);
-    expect(await eventually(gone(first))).toBe(true);
+    await eventually('the replaced object removed from storage', gone(first));
     expect(await h.bucket.headObject(second)).toBeDefined();
 
     const removed = await h.http.put(`/api/notes/${note.body._id}`).set(me.auth).send({ attachmentKey: null });
     expect(removed.body.attachmentKey).toBeNull();
-    expect(await eventually(gone(second))).toBe(true);
+    await eventually('the detached object removed from storage', gone(second));
   });
 
   it('when the note is updated without touching its key, then the object stays', async () => {
@@ -135,8 +137,12 @@ describe('attaching an uploaded file to a note', () => {
     const note = await h.http.post('/api/notes').set(me.auth).send({ title: 'bye', attachmentKey: key });
 
     await h.http.delete(`/api/notes/${note.body._id}`).set(me.auth).expect(204);
-    expect(await eventually(gone(key))).toBe(true);
-    expect(await eventually(async () => (await h.pending.countDocuments({ key })) === 0)).toBe(true);
+    await eventually("the deleted note's object removed from storage", gone(key));
+    await eventually(
+      'its release gone from the outbox',
+      () => h.pending.countDocuments({ key }),
+      (left) => left === 0,
+    );
   });
 });
 
@@ -151,7 +157,7 @@ describe('when the files service restarts', () => {
         .set(me.auth)
         .send({ title: 'sent during a restart', attachmentKey: key });
       const sent = attach.then((res) => res); // supertest sends on then()
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       await h.files.start();
       restarted = true;
       const res = await sent;
@@ -171,7 +177,11 @@ describe('when the files service is down', () => {
     try {
       await h.http.delete(`/api/notes/${note.body._id}`).set(me.auth).expect(204);
       expect(await h.notes.exists({ _id: note.body._id })).toBeNull();
-      await eventually(async () => ((await h.pending.findOne({ key }).lean())?.attempts ?? 0) >= 1);
+      await eventually(
+        'a failed try at releasing the object',
+        async () => (await h.pending.findOne({ key }).lean())?.attempts ?? 0,
+        (attempts) => attempts >= 1,
+      );
       expect(await h.bucket.headObject(key)).toBeDefined();
       expect(await h.pending.countDocuments({ key })).toBe(1);
 

@@ -36,7 +36,7 @@ afterAll(async () => {
 async function settle(): Promise<void> {
   for (let i = 0; i < 100 && (await h.pending.countDocuments()) > 0; i++) {
     await h.outbox.drain();
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   expect(await h.pending.countDocuments()).toBe(0);
 }

@@ -163,13 +163,3 @@ export async function upload(
   }
   return link.key;
 }
-
-/** Polls until `probe` is true; for effects that happen right after a response, not before. */
-export async function eventually(probe: () => Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return probe();
-}

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
@@ -50,7 +51,7 @@ describe('PUT /api/posts/:id', () => {
   it('when a published post is published again, then publishedAt does not move', async () => {
     const id = await draft();
     const first = await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'published' });
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     const again = await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'published', title: 'Renamed' });
 
     expect(again.status).toBe(200);
