@@ -13,6 +13,10 @@
  * logged, then acknowledged; so a reader that finds the first number after its own missing has
  * seen the entry of every change acknowledged before it looked.
  *
+ * One writer at a time in a process, and one entry for all the changes waiting then (a group
+ * commit): writers of one process never race each other for a number (ten at once each used to
+ * try up to ten), and a burst of changes costs one insert. Only replicas race, once per entry.
+ *
  * `head` is a hint, not a counter: a recent number, moved up every HINT_EVERY entries, so a replica
  * that has been quiet does not try its way through every entry since. It may lag (it is written
  * in the background, and its writes race; two first upserts: one inserts, the other fails); the
@@ -37,10 +41,18 @@ const HEAD = 'head';
 /** What changed: one post, an author's posts (their account is gone), or anything at all. */
 export type Change = { postId: string } | { authorId: string } | { all: true };
 
-/** An entry (`_id` its number), or the head hint (`_id` 'head', with `seq`). */
+/** The most changes one entry holds; more waiting are the next entry's. */
+const BATCH_MAX = 256;
+
+/**
+ * An entry (`_id` its number) with its changes, or the head hint (`_id` 'head', with `seq`).
+ * Entries written before group commit hold one change in `postId`, `authorId` or `all`; a replica
+ * of that time reads a `changes` entry as a change of anything (a whole re-read: slower, never wrong).
+ */
 interface EntryDoc {
   _id: string;
   at?: Date;
+  changes?: Change[];
   postId?: string;
   authorId?: string;
   all?: boolean;
@@ -49,7 +61,7 @@ interface EntryDoc {
 
 export interface Entry {
   seq: number;
-  change: Change;
+  changes: Change[];
 }
 
 export interface ListingLog {
@@ -61,16 +73,23 @@ export interface ListingLog {
   after(seq: number, max: number): Promise<Entry[] | null>;
 }
 
-function changeOf(doc: EntryDoc): Change {
-  if (doc.postId !== undefined) return { postId: doc.postId };
-  if (doc.authorId !== undefined) return { authorId: doc.authorId };
-  return { all: true };
+function changesOf(doc: EntryDoc): Change[] {
+  if (doc.changes) return doc.changes;
+  if (doc.postId !== undefined) return [{ postId: doc.postId }];
+  if (doc.authorId !== undefined) return [{ authorId: doc.authorId }];
+  return [{ all: true }];
 }
 
 const entrySchema = new Schema<EntryDoc>(
-  { _id: String, at: Date, postId: String, authorId: String, all: Boolean, seq: Number },
+  { _id: String, at: Date, changes: [Schema.Types.Mixed], postId: String, authorId: String, all: Boolean, seq: Number },
   { versionKey: false },
 );
+
+interface Waiting {
+  change: Change;
+  logged: (seq: number) => void;
+  failed: (err: unknown) => void;
+}
 
 export function createListingLog(connection: Connection, collectionName = 'listing_changes'): ListingLog {
   const entries = modelOf(connection, `ListingChange:${collectionName}`, entrySchema, collectionName);
@@ -91,7 +110,7 @@ export function createListingLog(connection: Connection, collectionName = 'listi
       const window = await Promise.all(Array.from({ length: width }, (_, i) => entry(next + 1 + i)));
       for (const [i, doc] of window.entries()) {
         if (!doc) return found;
-        found.push({ seq: next + 1 + i, change: changeOf(doc) });
+        found.push({ seq: next + 1 + i, changes: changesOf(doc) });
       }
       if (found.length > max) return found;
     }
@@ -101,26 +120,53 @@ export function createListingLog(connection: Connection, collectionName = 'listi
     await entries.deleteMany({ at: { $lt: new Date(Date.now() - RETAIN_MS) } });
   }
 
+  /** One entry holding `changes`, at the first free number; returns it. */
+  async function append(changes: Change[]): Promise<number> {
+    let seq = Math.max(known, await hint()) + 1;
+    for (;;) {
+      try {
+        await entries.create({ _id: String(seq), at: new Date(), changes });
+        break;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        seq += 1;
+      }
+    }
+    known = Math.max(known, seq);
+    // The hint is housekeeping too: written in the background, every HINT_EVERY entries.
+    if (seq % HINT_EVERY === 0) {
+      entries.updateOne({ _id: HEAD }, { $max: { seq } }, { upsert: true }).catch(() => undefined);
+    }
+    // Pruning is housekeeping, never a reason to fail the write that was just logged.
+    if (seq % PRUNE_EVERY === 0) prune().catch(() => undefined);
+    return seq;
+  }
+
+  /** Changes waiting for the entry being written to land; the next entry holds them. */
+  let waiting: Waiting[] = [];
+  let writing = false;
+
+  async function writeWaiting(): Promise<void> {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, BATCH_MAX);
+      waiting = waiting.slice(batch.length);
+      try {
+        const seq = await append(batch.map((w) => w.change));
+        for (const w of batch) w.logged(seq);
+      } catch (err) {
+        for (const w of batch) w.failed(err);
+      }
+    }
+    writing = false;
+  }
+
   return {
-    async record(change) {
-      let seq = Math.max(known, await hint()) + 1;
-      for (;;) {
-        try {
-          await entries.create({ _id: String(seq), at: new Date(), ...change });
-          break;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-          seq += 1;
-        }
-      }
-      known = Math.max(known, seq);
-      // The hint is housekeeping too: written in the background, every HINT_EVERY entries.
-      if (seq % HINT_EVERY === 0) {
-        entries.updateOne({ _id: HEAD }, { $max: { seq } }, { upsert: true }).catch(() => undefined);
-      }
-      // Pruning is housekeeping, never a reason to fail the write that was just logged.
-      if (seq % PRUNE_EVERY === 0) prune().catch(() => undefined);
-      return seq;
+    record(change) {
+      return new Promise<number>((logged, failed) => {
+        waiting.push({ change, logged, failed });
+        if (!writing) void writeWaiting();
+      });
     },
 
     async head() {

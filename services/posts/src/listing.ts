@@ -168,11 +168,11 @@ export function createListing(
     if (age > MAX_AGE_MS) rereadInBackground();
     const entries = await log.after(current.seq, CATCH_UP_MAX);
     if (entries === null) return readWhole({ fresh: false });
-    if (entries.some(({ change }) => 'all' in change)) return readWhole({ fresh: true });
+    if (entries.some(({ changes }) => changes.some((change) => 'all' in change))) return readWhole({ fresh: true });
     if (entries.length === 0) return current;
 
     const changedPosts = new Set<string>();
-    for (const { change } of entries) {
+    for (const change of entries.flatMap(({ changes }) => changes)) {
       if ('authorId' in change) current.index.removeAuthor(change.authorId);
       if ('postId' in change) changedPosts.add(change.postId);
     }
@@ -261,7 +261,13 @@ export function createListing(
       const seq = await log.record(change);
       // This replica's own write, as it left the post: no need to read it again to catch up.
       const current = state;
-      if (!current || 'all' in change) return;
+      if (!current) return;
+      // Anything may have changed: the next read reads it all (the entry may also hold other
+      // writers' changes, which they mark applied).
+      if ('all' in change) {
+        if (state === current) state = undefined;
+        return;
+      }
       if ('authorId' in change) current.index.removeAuthor(change.authorId);
       if ('postId' in change && written !== undefined) applyRead(current.index, change.postId, written);
       else if (!('authorId' in change)) return;

@@ -109,22 +109,38 @@ describe('kept pages of the public list', () => {
 });
 
 describe('the change log', () => {
-  it('when 40 changes are logged at once from four replicas, then they are numbered 1 to 40 without a gap', async () => {
+  it('when 40 changes are logged one after another from each of four replicas, then the entries are numbered from 1 without a gap and hold all 40', async () => {
     const connections = await Promise.all(
       Array.from({ length: 4 }, () => mongoose.createConnection(h.db.url).asPromise()),
     );
     try {
       const logs = connections.map((c) => createListingLog(c, 'gapless_log'));
-      await Promise.all(Array.from({ length: 40 }, (_, i) => (logs[i % 4] as ListingLog).record({ postId: `p${i}` })));
+      // Each replica logs its ten one at a time, so the four race each other for every number.
+      await Promise.all(
+        logs.map(async (log, r) => {
+          for (let i = 0; i < 10; i++) await log.record({ postId: `p${r}-${i}` });
+        }),
+      );
       const reader = createListingLog(other, 'gapless_log');
-      const entries = await reader.after(0, 100);
-      expect(entries?.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-      expect(new Set(entries?.map((e) => (e.change as { postId: string }).postId)).size).toBe(40);
-      expect(await reader.head()).toBe(40);
-      expect(await reader.after(0, 39)).toBeNull();
+      const entries = (await reader.after(0, 100)) ?? [];
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: entries.length }, (_, i) => i + 1));
+      expect(new Set(entries.flatMap((e) => e.changes.map((c) => (c as { postId: string }).postId))).size).toBe(40);
+      expect(await reader.head()).toBe(entries.length);
+      expect(await reader.after(0, entries.length - 1)).toBeNull();
     } finally {
       await Promise.all(connections.map((c) => c.close()));
     }
+  });
+
+  it('when 50 changes are logged at once on one replica, then they share two entries instead of racing for fifty numbers', async () => {
+    const log = createListingLog(other, 'group_commit_log');
+
+    const numbers = await Promise.all(Array.from({ length: 50 }, (_, i) => log.record({ postId: `g${i}` })));
+
+    const entries = (await createListingLog(h.db.connection, 'group_commit_log').after(0, 100)) ?? [];
+    expect(entries.map((e) => e.seq)).toEqual([1, 2]);
+    expect(entries.flatMap((e) => e.changes)).toEqual(Array.from({ length: 50 }, (_, i) => ({ postId: `g${i}` })));
+    expect(new Set(numbers)).toEqual(new Set([1, 2]));
   });
 });
 
