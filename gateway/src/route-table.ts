@@ -10,7 +10,7 @@ export type AuthRule = 'required' | 'optional' | 'none';
 export interface Route {
   upstream: Upstream;
   auth: AuthRule;
-  /** Routes under /api/auth get the stricter rate limit. */
+  /** Routes under /api/auth that check a password get the stricter rate limit. */
   limit: 'auth' | 'default';
 }
 
@@ -19,8 +19,14 @@ function under(path: string, prefix: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
-/** Account routes that act on the caller's own account; the rest of /api/auth is public. */
-const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account)\/?$/;
+/** Account routes that act on the caller's own account or sessions; the rest of /api/auth is public. */
+const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?)\/?$/;
+/**
+ * The /api/auth routes that check no password: on the default limit, so that an office behind one
+ * address, refreshing every hour, is not locked out by the strict one (which stays on login,
+ * register, reset, a password change and deletion: the routes that hash).
+ */
+const NO_PASSWORD = /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?)\/?$/;
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
 const UPLOAD_URL = /^(?:\/api)?\/upload-url\/?$/;
 const MULTIPART = /^(?:\/api)?\/multipart-uploads(?:\/.*)?$/;
@@ -36,7 +42,7 @@ function postsAuth(method: string, path: string): AuthRule {
 export function resolveRoute(method: string, path: string): Route | undefined {
   if (under(path, '/api/auth')) {
     const auth = OWN_ACCOUNT.test(path) && method !== 'OPTIONS' ? 'required' : 'none';
-    return { upstream: 'identity', auth, limit: 'auth' };
+    return { upstream: 'identity', auth, limit: NO_PASSWORD.test(path) ? 'default' : 'auth' };
   }
   if (under(path, '/api/posts')) return { upstream: 'posts', auth: postsAuth(method, path), limit: 'default' };
   if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };

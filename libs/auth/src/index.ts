@@ -35,8 +35,12 @@ function keyOf(secret: string): KeyObject {
   return key;
 }
 
-export function signToken(userId: string, { secret, expiresIn }: TokenSettings): string {
-  return jwt.sign({ id: userId }, keyOf(secret), {
+/**
+ * A token for `userId`. `issuedAt` (seconds since the epoch; now by default) makes it again the
+ * very token issued then: the same claims under the same key give the same bytes.
+ */
+export function signToken(userId: string, { secret, expiresIn }: TokenSettings, issuedAt?: number): string {
+  return jwt.sign(issuedAt === undefined ? { id: userId } : { id: userId, iat: issuedAt }, keyOf(secret), {
     algorithm: ALGORITHM,
     expiresIn: expiresIn as jwt.SignOptions['expiresIn'],
   });

@@ -23,6 +23,8 @@ export const credentialMessages = {
   emailNotString: 'Email must be a string',
   resetRequired: 'token and newPassword are required',
   resetNotStrings: 'token and newPassword must be strings',
+  refreshTokenRequired: 'refreshToken is required',
+  refreshTokenNotString: 'refreshToken must be a string',
 } as const;
 
 export const postMessages = {

@@ -299,11 +299,12 @@ export const openApiDocument = {
     '/api/auth/register': {
       post: operation({
         id: 'register',
-        summary: 'Create an account; returns a token.',
+        summary:
+          'Create an account; returns its first session: the access token, a refresh token and the access token’s lifetime.',
         tag: 'auth',
         auth: 'none',
         body: ref('Credentials'),
-        ok: { status: 201, description: 'Registered.', schema: ref('Token') },
+        ok: { status: 201, description: 'Registered.', schema: ref('SessionTokens') },
       }),
     },
     '/api/auth/login': {
@@ -314,19 +315,77 @@ export const openApiDocument = {
         tag: 'auth',
         auth: 'none',
         body: ref('Login'),
-        ok: { status: 200, description: 'Logged in.', schema: ref('Token') },
+        ok: { status: 200, description: 'Logged in: a new session.', schema: ref('SessionTokens') },
         errors: ['Unauthorized'],
+      }),
+    },
+    '/api/auth/refresh': {
+      post: operation({
+        id: 'refresh',
+        summary:
+          'The next pair of a session, for its refresh token, which is then spent. The same token presented again within 10 s answers the same pair (two tabs, a retried request); after that it counts as stolen: 401, and the session ends. An unknown, spent, expired or ended one is 401. A session ends 14 days after its last refresh and 90 days after its login.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('RefreshToken'),
+        ok: { status: 200, description: 'Refreshed.', schema: ref('SessionTokens') },
+        errors: ['Unauthorized'],
+      }),
+    },
+    '/api/auth/logout': {
+      post: operation({
+        id: 'logout',
+        summary:
+          'End the session of this refresh token: it and every token refreshed from it stop working. 204 whether or not the token was live.',
+        tag: 'auth',
+        auth: 'none',
+        body: ref('RefreshToken'),
+        ok: { status: 204, description: 'The session is over.' },
+      }),
+    },
+    '/api/auth/sessions': {
+      get: operation({
+        id: 'listSessions',
+        summary: 'The caller’s live sessions, newest first.',
+        tag: 'auth',
+        auth: 'required',
+        ok: { status: 200, description: 'The sessions.', schema: ref('SessionList') },
+      }),
+      delete: operation({
+        id: 'endAllSessions',
+        summary: 'Log out everywhere: every session of the caller ends.',
+        tag: 'auth',
+        auth: 'required',
+        ok: { status: 204, description: 'Every session is over.' },
+      }),
+    },
+    '/api/auth/sessions/{id}': {
+      delete: operation({
+        id: 'endSession',
+        summary: 'End one of the caller’s sessions. Another user’s session is the same 404 as an unknown one.',
+        tag: 'auth',
+        auth: 'required',
+        pathId: 'The session’s id, as the list gives it.',
+        ok: { status: 204, description: 'The session is over.' },
+      }),
+    },
+    '/api/auth/me': {
+      get: operation({
+        id: 'me',
+        summary: 'The caller’s account.',
+        tag: 'auth',
+        auth: 'required',
+        ok: { status: 200, description: 'The account.', schema: ref('Me') },
       }),
     },
     '/api/auth/password': {
       put: operation({
         id: 'changePassword',
         summary:
-          'Set a new password, given the current one; returns a fresh token. Tokens issued before stay valid until they expire: tokens cannot be revoked (the contract). A wrong current password is 401 and counts toward the failed-login throttle.',
+          'Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before stay valid until they expire (the contract’s rule 7). A wrong current password is 401 and counts toward the failed-login throttle.',
         tag: 'auth',
         auth: 'required',
         body: ref('ChangePassword'),
-        ok: { status: 200, description: 'Changed.', schema: ref('Token') },
+        ok: { status: 200, description: 'Changed: a new session.', schema: ref('SessionTokens') },
       }),
     },
     '/api/auth/account': {
@@ -525,7 +584,11 @@ export const openApiDocument = {
       MultipartRequest: s.multipartRequestSchema,
       Error: s.errorSchema,
       ValidationErrors: s.validationErrorsSchema,
-      Token: s.tokenSchema,
+      SessionTokens: s.sessionTokensSchema,
+      RefreshToken: s.refreshTokenBodySchema,
+      Session: s.sessionSchema,
+      SessionList: s.sessionListSchema,
+      Me: s.meSchema,
       Post: s.postSchema,
       PostPage: s.postPageSchema,
       Note: s.noteSchema,

@@ -168,6 +168,21 @@ export const passwordResetConfirmSchema = {
   ...answersError(credentialMessages.resetRequired, credentialMessages.resetNotStrings),
 } as const;
 
+/** Refresh and log out: the refresh token a login, a register or the last refresh answered. */
+export const refreshTokenBodySchema = {
+  type: 'object',
+  required: ['refreshToken'],
+  properties: {
+    refreshToken: noNul('refreshToken', {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      description: 'Opaque; a login, a register or the last refresh answered it.',
+    }),
+  },
+  ...answersError(credentialMessages.refreshTokenRequired, credentialMessages.refreshTokenNotString),
+} as const;
+
 export const POST_STATUSES = ['draft', 'published'] as const;
 
 /** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
@@ -350,10 +365,45 @@ export const validationErrorsSchema = {
   additionalProperties: false,
 } as const;
 
-export const tokenSchema = {
+/**
+ * A session's tokens: the access token (the contract's JWT), the refresh token that gets the next
+ * pair, and the access token's lifetime in seconds.
+ */
+export const sessionTokensSchema = {
   type: 'object',
-  required: ['token'],
-  properties: { token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$' } },
+  required: ['token', 'refreshToken', 'expiresIn'],
+  properties: {
+    token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$', description: 'The contract’s JWT.' },
+    refreshToken: { type: 'string', pattern: '^[\\w-]{43}$', description: 'Opaque, 256 random bits; never a JWT.' },
+    expiresIn: { type: 'integer', minimum: 1, description: 'The access token’s lifetime, in seconds.' },
+  },
+  additionalProperties: false,
+} as const;
+
+/** One of the caller's live sessions: a login and every token refreshed from it. */
+export const sessionSchema = {
+  type: 'object',
+  required: ['id', 'createdAt', 'lastUsedAt', 'userAgent'],
+  properties: {
+    id: objectId,
+    createdAt: timestamp,
+    lastUsedAt: timestamp,
+    userAgent: { type: ['string', 'null'], description: 'The User-Agent of the login, when it sent one.' },
+  },
+  additionalProperties: false,
+} as const;
+
+export const sessionListSchema = { type: 'array', items: sessionSchema } as const;
+
+/** The caller's account. */
+export const meSchema = {
+  type: 'object',
+  required: ['_id', 'email', 'createdAt'],
+  properties: {
+    _id: objectId,
+    email: { type: 'string' },
+    createdAt: timestamp,
+  },
   additionalProperties: false,
 } as const;
 

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { signToken, type TokenSettings } from '@cs/auth';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
@@ -8,28 +7,47 @@ import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './creden
 import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
 import type { PasswordStore } from './password-store';
+import type { Sessions, SessionTokens } from './sessions';
+
+/** Where a request came from: the client address (the gateway says) and its User-Agent. */
+export interface Client {
+  address: string;
+  userAgent: string | undefined;
+}
+
+export interface Account {
+  _id: string;
+  email: string;
+  createdAt: Date;
+}
 
 export interface Accounts {
-  register(credentials: Credentials): Promise<string>;
-  /** `clientAddress` is where the attempt came from (the gateway says), for the login throttle. */
-  login(credentials: Credentials, clientAddress: string): Promise<string>;
-  /** Sets a new password when the current one is right; returns a fresh token. */
+  /** A new account, and its first session. */
+  register(credentials: Credentials, client: Client): Promise<SessionTokens>;
+  /** A new session; the client's address counts for the login throttle. */
+  login(credentials: Credentials, client: Client): Promise<SessionTokens>;
+  /**
+   * Sets a new password when the current one is right. Every session of the account ends; the
+   * answer is a new one for the caller.
+   */
   changePassword(
     userId: string,
     passwords: { currentPassword: string; newPassword: string },
-    clientAddress: string,
-  ): Promise<string>;
-  /** Deletes the account when the password is right, and records the deletion of its data. */
+    client: Client,
+  ): Promise<SessionTokens>;
+  /** Deletes the account when the password is right, ends its sessions, and records the deletion of its data. */
   deleteAccount(userId: string, password: string, clientAddress: string): Promise<void>;
+  /** The caller's account; 401 when it is gone. */
+  me(userId: string): Promise<Account>;
 }
 
 /**
  * Register and log in. Hashing runs on the libuv pool (bcrypt's async API), never on the event
- * loop. Both return a signed token carrying only the user id.
+ * loop. Both start a session (sessions.ts): its access token carries only the user id.
  */
 export function createAccounts({
   users,
-  tokens,
+  sessions,
   bcryptCost,
   throttle,
   deletions,
@@ -37,7 +55,7 @@ export function createAccounts({
   retireResets,
 }: {
   users: UserModel;
-  tokens: TokenSettings;
+  sessions: Sessions;
   bcryptCost: number;
   throttle: LoginThrottle;
   deletions: AccountDeletions;
@@ -51,20 +69,21 @@ export function createAccounts({
 
   return {
     // Credentials and new passwords have met their schema's rules at the route (@cs/contract).
-    async register({ email, password }) {
+    async register({ email, password }, client) {
       if (await users.exists({ email })) throw new HttpError(400, messages.alreadyRegistered);
       const hash = await bcrypt.hash(password, bcryptCost);
+      let userId: string;
       try {
-        const user = await users.create({ email, password: hash });
-        return signToken(user._id.toHexString(), tokens);
+        userId = (await users.create({ email, password: hash }))._id.toHexString();
       } catch (err) {
         // Two registrations raced past the check above: the unique index decided.
         if (isDuplicateKey(err)) throw new HttpError(400, messages.alreadyRegistered, { cause: err });
         throw err;
       }
+      return sessions.start(userId, client.userAgent);
     },
 
-    async login(credentials, clientAddress) {
+    async login(credentials, { address: clientAddress, userAgent }) {
       const { email, password } = credentials;
       // Nothing else can be an account, so nothing else is counted (or stored).
       const counted = couldBeAccount(credentials);
@@ -78,10 +97,10 @@ export function createAccounts({
       await throttle.succeeded(email, clientAddress);
       // Whoever can log in has no need of a reset link: one sent before (stolen, perhaps) stops working.
       await retireResets(user._id.toHexString());
-      return signToken(user._id.toHexString(), tokens);
+      return sessions.start(user._id.toHexString(), userAgent);
     },
 
-    async changePassword(userId, { currentPassword, newPassword }, clientAddress) {
+    async changePassword(userId, { currentPassword, newPassword }, { address: clientAddress, userAgent }) {
       const checked = await confirmPassword(userId, currentPassword, clientAddress);
       const hash = await bcrypt.hash(newPassword, bcryptCost);
       // Written only while the hash just compared is still the current one: of two changes (or a
@@ -89,15 +108,25 @@ export function createAccounts({
       // were bound to that version, so they stop working too.
       const changedSince = () => new HttpError(401, messages.invalidCredentials);
       await passwords.write(userId, { checked, hash, refused: changedSince });
-      return signToken(userId, tokens);
+      await sessions.endAll(userId);
+      return sessions.start(userId, userAgent);
     },
 
     async deleteAccount(userId, password, clientAddress) {
       await confirmPassword(userId, password, clientAddress);
       // The event first: once it is recorded, the deletion is finished whatever happens next.
       await deletions.record(userId);
+      // Its sessions end before the account goes: a process that dies in between leaves the
+      // deletion to its outbox, which deletes the account, and no session to refresh.
+      await sessions.endAll(userId);
       await users.deleteOne({ _id: userId });
       deletions.deliverSoon(userId);
+    },
+
+    async me(userId) {
+      const user = await users.findById(userId, { email: 1, createdAt: 1 }).lean();
+      if (!user) throw new HttpError(401, httpMessages.invalidToken);
+      return { _id: user._id.toHexString(), email: user.email, createdAt: user.createdAt };
     },
   };
 

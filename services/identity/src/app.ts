@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { parseDuration } from '@cs/config';
 import { createBulkhead, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
@@ -8,10 +9,12 @@ import type { Config } from './config';
 import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
-import { userModel } from './model';
+import { refreshTokenModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
+import { createRefreshTokens } from './refresh-tokens';
 import { authRoutes } from './routes';
+import { createSessions } from './sessions';
 
 export interface Deps {
   config: Pick<
@@ -25,6 +28,9 @@ export interface Deps {
     | 'NOTES_URL'
     | 'FILES_URL'
     | 'DELETION_TIMEOUT'
+    | 'SESSION_IDLE_TTL'
+    | 'SESSION_MAX_AGE'
+    | 'REFRESH_GRACE'
   > &
     Partial<Pick<Config, 'BCRYPT_CONCURRENCY'>>;
   connection: Connection;
@@ -35,7 +41,19 @@ export interface Deps {
 
 export async function createApp({ config, connection, logger, mailer }: Deps) {
   const users = userModel(connection);
-  await users.init(); // the unique e-mail index must exist before the first registration
+  const sessionRecords = sessionModel(connection);
+  const refreshTokenRecords = refreshTokenModel(connection);
+  // The unique indexes (e-mail, spent refresh tokens) must exist before the first request.
+  await Promise.all([users.init(), sessionRecords.init(), refreshTokenRecords.init()]);
+  const tokens = { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN };
+  const sessions = createSessions({
+    sessions: sessionRecords,
+    refreshTokens: refreshTokenRecords,
+    keys: createRefreshTokens(config.JWT_SECRET),
+    tokens,
+    expiresInS: Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000),
+    settings: { idleMs: config.SESSION_IDLE_TTL, maxAgeMs: config.SESSION_MAX_AGE, graceMs: config.REFRESH_GRACE },
+  });
   const throttle = createLoginThrottle(connection);
   const turns = await createTurns(connection);
   const passwords = createPasswordStore({ users, turns });
@@ -43,6 +61,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     connection,
     users,
     passwords,
+    sessions,
     mailer,
     ttlMs: config.PASSWORD_RESET_TTL,
     webUrl: config.WEB_URL,
@@ -60,7 +79,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   });
   const accounts = createAccounts({
     users,
-    tokens: { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN },
+    sessions,
     bcryptCost: config.BCRYPT_COST,
     throttle,
     deletions,
@@ -70,7 +89,9 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const known = createKnownClients();
   const app = createServiceApp({
     logger,
-    routers: [authRoutes({ accounts, resets }, { secret: config.JWT_SECRET, bcrypt: bcryptBulkhead(config), known })],
+    routers: [
+      authRoutes({ accounts, resets, sessions }, { secret: config.JWT_SECRET, bcrypt: bcryptBulkhead(config), known }),
+    ],
     readiness: { database: () => isMongoReady(connection) },
   });
   return { app, throttle, resets, deletions, turns };

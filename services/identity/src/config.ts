@@ -7,6 +7,12 @@ export const configSpec = {
   ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
+  /** A session ends this long after its last refresh (sessions.ts). */
+  SESSION_IDLE_TTL: env.durationMs('14d'),
+  /** A session ends this long after its login, however often it is refreshed. */
+  SESSION_MAX_AGE: env.durationMs('90d'),
+  /** How long a spent refresh token still answers the pair it was spent for (two tabs, a retry). */
+  REFRESH_GRACE: env.durationMs('10s'),
   /** The contract's cost factor is 12; only tests lower it, and only through this key. */
   BCRYPT_COST: env.int(12, { min: 4, max: 15 }),
   /** Password hashes and compares at once (0: one per core); the rest wait their address's turn. */

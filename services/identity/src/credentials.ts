@@ -17,6 +17,10 @@ export const messages = {
   resetUnavailable: 'Password reset by e-mail is not available',
   invalidResetToken: 'Invalid or expired reset token',
   resetFailed: 'Password reset failed',
+  refreshFailed: 'Refresh failed',
+  logoutFailed: 'Logout failed',
+  sessionsFailed: 'Could not read or end sessions',
+  meFailed: 'Could not read the account',
 } as const;
 
 export interface Credentials {

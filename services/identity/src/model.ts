@@ -1,8 +1,8 @@
 /**
- * Every collection identity keeps, with its indexes: the accounts, the login throttle's counts
- * (login-throttle.ts) and password reset's tokens, used tokens and request counts
- * (password-reset.ts). Records keyed by a hash or a user id use `_id`, which every server, FerretDB
- * included, answers from its index.
+ * Every collection identity keeps, with its indexes: the accounts, their sessions and refresh
+ * tokens (sessions.ts), the login throttle's counts (login-throttle.ts) and password reset's
+ * tokens, used tokens and request counts (password-reset.ts). Records keyed by a hash or a user id
+ * use `_id`, which every server, FerretDB included, answers from its index.
  */
 import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
@@ -128,4 +128,68 @@ export function passwordResetUseModel(connection: Connection): Model<ResetUseRec
 
 export function passwordResetRequestModel(connection: Connection): Model<ResetRequestCount> {
   return modelOf(connection, 'PasswordResetRequest', resetRequestSchema);
+}
+
+// Sessions (sessions.ts).
+
+/** A login and every token refreshed from it, until it ends. */
+export interface SessionRecord {
+  /** 24 hex characters, random. */
+  _id: string;
+  userId: string;
+  /** The login's User-Agent, cut to 256 characters; null when it sent none. */
+  userAgent: string | null;
+  createdAt: Date;
+  /** The last refresh (or the login): the idle lifetime runs from here. */
+  lastUsedAt: Date;
+  /** When it was ended (logout, log out everywhere, a new password, reuse of a spent token). */
+  endedAt: Date | null;
+}
+
+/**
+ * A refresh token that was issued, by its keyed hash: the token itself is never stored. Its
+ * successor's record, inserted under the unique `_id`, is what spends it (sessions.ts).
+ */
+export interface RefreshTokenRecord {
+  /** The token's keyed hash (refresh-tokens.ts). */
+  _id: string;
+  sessionId: string;
+  userId: string;
+  issuedAt: Date;
+}
+
+const sessionSchema = new Schema<SessionRecord>(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    userAgent: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+    lastUsedAt: { type: Date, required: true },
+    endedAt: { type: Date, default: null },
+  },
+  { ...strict, collection: 'sessions' },
+);
+// The caller's sessions, newest first; all of a user's, to end them.
+sessionSchema.index({ userId: 1, createdAt: -1 });
+
+const refreshTokenSchema = new Schema<RefreshTokenRecord>(
+  {
+    _id: { type: String, required: true },
+    sessionId: { type: String, required: true },
+    userId: { type: String, required: true },
+    issuedAt: { type: Date, required: true },
+  },
+  { ...strict, collection: 'refresh_tokens' },
+);
+refreshTokenSchema.index({ sessionId: 1 });
+
+export type SessionModel = Model<SessionRecord>;
+export type RefreshTokenModel = Model<RefreshTokenRecord>;
+
+export function sessionModel(connection: Connection): SessionModel {
+  return modelOf(connection, 'Session', sessionSchema);
+}
+
+export function refreshTokenModel(connection: Connection): RefreshTokenModel {
+  return modelOf(connection, 'RefreshToken', refreshTokenSchema);
 }

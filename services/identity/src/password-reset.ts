@@ -18,6 +18,7 @@
  * password voids every earlier token, and of a change and a confirmation racing, only the one that
  * takes effect reports success. A successful login retires the outstanding token (`retire`): its
  * hash is marked used, as a confirmation would, so a confirmation already under way loses too.
+ * A password set through a reset ends every session of the account (sessions.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
@@ -29,6 +30,7 @@ import { messages } from './credentials';
 import type { Mailer } from './mailer';
 import { passwordResetModel, passwordResetRequestModel, passwordResetUseModel, type UserModel } from './model';
 import type { PasswordStore } from './password-store';
+import type { Sessions } from './sessions';
 
 /** E-mails one address may be sent in RESET_WINDOW_MS, whether it has an account or not. */
 export const RESETS_PER_ADDRESS = 3;
@@ -55,6 +57,7 @@ export function createPasswordResets({
   connection,
   users,
   passwords,
+  sessions,
   mailer,
   ttlMs,
   webUrl,
@@ -65,6 +68,8 @@ export function createPasswordResets({
   connection: Connection;
   users: UserModel;
   passwords: PasswordStore;
+  /** A new password ends every session of the account. */
+  sessions: Pick<Sessions, 'endAll'>;
   mailer: Mailer | undefined;
   ttlMs: number;
   /** The web client's address; the e-mail links to its "Set a new password" screen. */
@@ -149,6 +154,7 @@ export function createPasswordResets({
       const hash = await bcrypt.hash(newPassword, bcryptCost);
       // Refused when the account was deleted, or its password changed, since the token was sent.
       await passwords.write(userId, { checked: reset.userVersion ?? 0, hash, refused: invalid });
+      await sessions.endAll(userId);
       await resets.deleteOne({ _id: userId, tokenHash });
     },
 

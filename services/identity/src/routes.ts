@@ -3,10 +3,13 @@ import {
   credentialsSchema,
   deleteAccountSchema,
   loginSchema,
+  objectIdParamSchema,
   passwordResetConfirmSchema,
   passwordResetRequestSchema,
+  refreshTokenBodySchema,
 } from '@cs/contract';
 import {
+  type AppContext,
   type AppState,
   type Bulkhead,
   bodyOf,
@@ -15,16 +18,18 @@ import {
   inBulkhead,
   requireAuth,
   validateBody,
+  validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
-import type { Accounts } from './accounts';
+import type { Accounts, Client } from './accounts';
 import { messages, normalizeEmail, toCredentials } from './credentials';
 import type { KnownClients } from './known-clients';
 import type { PasswordResets } from './password-reset';
+import type { Sessions } from './sessions';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
-  { accounts, resets }: { accounts: Accounts; resets: PasswordResets },
+  { accounts, resets, sessions }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions },
   { secret, bcrypt, known }: { secret: string; bcrypt: Bulkhead; known: KnownClients },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
@@ -32,6 +37,11 @@ export function authRoutes(
   // Every route that hashes or compares a password: after its body's checks, before any lookup.
   const hashing = inBulkhead(bcrypt, { priority: (ctx) => known.has(clientAddressOf(ctx)) });
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
+  const clientOf = (ctx: AppContext): Client => ({
+    address: clientAddressOf(ctx),
+    userAgent: ctx.get('user-agent') || undefined,
+  });
+  router.param('id', validateParam(objectIdParamSchema));
 
   router.post(
     '/register',
@@ -39,17 +49,42 @@ export function authRoutes(
     hashing,
     failureMessage(messages.registrationFailed),
     async (ctx) => {
-      const token = await accounts.register(toCredentials(bodyOf(ctx)));
+      ctx.body = await accounts.register(toCredentials(bodyOf(ctx)), clientOf(ctx));
       known.loggedIn(clientAddressOf(ctx));
       ctx.status = 201;
-      ctx.body = { token };
     },
   );
 
   router.post('/login', validateBody(loginSchema), hashing, failureMessage(messages.loginFailed), async (ctx) => {
-    const token = await accounts.login(toCredentials(bodyOf(ctx)), clientAddressOf(ctx));
+    ctx.body = await accounts.login(toCredentials(bodyOf(ctx)), clientOf(ctx));
     known.loggedIn(clientAddressOf(ctx));
-    ctx.body = { token };
+  });
+
+  router.post('/refresh', validateBody(refreshTokenBodySchema), failureMessage(messages.refreshFailed), async (ctx) => {
+    ctx.body = await sessions.refresh(strings<'refreshToken'>(ctx).refreshToken);
+  });
+
+  router.post('/logout', validateBody(refreshTokenBodySchema), failureMessage(messages.logoutFailed), async (ctx) => {
+    await sessions.endByToken(strings<'refreshToken'>(ctx).refreshToken);
+    ctx.status = 204;
+  });
+
+  router.get('/sessions', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {
+    ctx.body = await sessions.list(ctx.state.userId as string);
+  });
+
+  router.delete('/sessions', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {
+    await sessions.endAll(ctx.state.userId as string);
+    ctx.status = 204;
+  });
+
+  router.delete('/sessions/:id', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {
+    await sessions.end(ctx.state.userId as string, ctx.params.id as string);
+    ctx.status = 204;
+  });
+
+  router.get('/me', authenticated, failureMessage(messages.meFailed), async (ctx) => {
+    ctx.body = await accounts.me(ctx.state.userId as string);
   });
 
   router.put(
@@ -61,9 +96,7 @@ export function authRoutes(
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      ctx.body = {
-        token: await accounts.changePassword(userId, { currentPassword, newPassword }, clientAddressOf(ctx)),
-      };
+      ctx.body = await accounts.changePassword(userId, { currentPassword, newPassword }, clientOf(ctx));
     },
   );
 

@@ -20,6 +20,9 @@ export const TEST_CONFIG = {
   NOTES_URL: NOWHERE,
   FILES_URL: NOWHERE,
   DELETION_TIMEOUT: 5_000,
+  SESSION_IDLE_TTL: 14 * 24 * 3600_000,
+  SESSION_MAX_AGE: 90 * 24 * 3600_000,
+  REFRESH_GRACE: 10_000,
   /** The test run's SMTP server (Mailpit, started by the test kit); '' for none. */
   SMTP_URL: process.env.SMTP_URL ?? '',
 };

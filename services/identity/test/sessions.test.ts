@@ -1,0 +1,305 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { api, waitForMail } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createApp } from '../src/app';
+import { createMailer } from '../src/mailer';
+import { type IdentityHarness, startIdentity, TEST_CONFIG, TEST_PASSWORD, uniqueEmail } from './helpers';
+
+const REFUSED = { error: 'Invalid or expired refresh token' };
+let h: IdentityHarness;
+/** A second replica on h's database. */
+let replica: ReturnType<typeof api>;
+const others: IdentityHarness[] = [];
+
+beforeAll(async () => {
+  h = await startIdentity(__filename);
+  const { app } = await createApp({
+    config: TEST_CONFIG,
+    connection: h.db.connection,
+    logger: h.logs.logger,
+    mailer: createMailer(TEST_CONFIG.SMTP_URL, 'Content Service <no-reply@content-service.invalid>'),
+  });
+  replica = api(app.callback());
+});
+afterAll(async () => {
+  await Promise.all([h, ...others].map((harness) => harness.db.drop()));
+});
+
+/** Identity with shorter session settings, on a database of its own. */
+async function identityWith(config: Parameters<typeof startIdentity>[1]): Promise<IdentityHarness> {
+  const harness = await startIdentity(__filename, config);
+  others.push(harness);
+  return harness;
+}
+
+interface Pair {
+  token: string;
+  refreshToken: string;
+  expiresIn: number;
+}
+
+async function registerPair(harness = h, userAgent = 'jest'): Promise<Pair & { email: string }> {
+  const email = uniqueEmail('session');
+  const res = await harness.http
+    .post('/api/auth/register')
+    .set('User-Agent', userAgent)
+    .send({ email, password: TEST_PASSWORD })
+    .expect(201);
+  return { ...(res.body as Pair), email };
+}
+
+async function login(email: string, harness = h, userAgent = 'jest'): Promise<Pair> {
+  const res = await harness.http
+    .post('/api/auth/login')
+    .set('User-Agent', userAgent)
+    .send({ email, password: TEST_PASSWORD })
+    .expect(200);
+  return res.body as Pair;
+}
+
+const refresh = (refreshToken: string, http = h.http) => http.post('/api/auth/refresh').send({ refreshToken });
+const bearer = (pair: Pair) => ({ Authorization: `Bearer ${pair.token}` });
+
+describe('the pair a login answers', () => {
+  it('when an account registers or logs in, then it gets an access token, an opaque refresh token and the lifetime', async () => {
+    const registered = await registerPair();
+    const loggedIn = await login(registered.email);
+
+    for (const pair of [
+      { token: registered.token, refreshToken: registered.refreshToken, expiresIn: registered.expiresIn },
+      loggedIn,
+    ]) {
+      expect(pair).toEqual({ token: expect.any(String), refreshToken: expect.any(String), expiresIn: 3600 });
+      expect(pair.refreshToken).toMatch(/^[\w-]{43}$/);
+    }
+    expect(loggedIn.refreshToken).not.toBe(registered.refreshToken);
+    await h.http.get('/api/auth/me').set(bearer(loggedIn)).expect(200);
+  });
+});
+
+describe('POST /api/auth/refresh', () => {
+  it('when a refresh token is presented, then the next pair comes back and the new refresh token works in turn', async () => {
+    const first = await registerPair();
+
+    const second = await refresh(first.refreshToken).expect(200);
+    const third = await refresh(second.body.refreshToken).expect(200);
+
+    expect(second.body).toEqual({ token: expect.any(String), refreshToken: expect.any(String), expiresIn: 3600 });
+    expect(second.body.refreshToken).not.toBe(first.refreshToken);
+    expect(third.body.refreshToken).not.toBe(second.body.refreshToken);
+    await h.http.get('/api/auth/me').set(bearer(third.body)).expect(200);
+  });
+
+  it('when one refresh token is presented twice at once, on two replicas, then both get 200 and the same pair', async () => {
+    const first = await registerPair();
+
+    const [a, b] = await Promise.all([refresh(first.refreshToken), refresh(first.refreshToken, replica)]);
+
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body).toEqual(b.body);
+    // The one successor goes on working for both tabs.
+    await refresh(a.body.refreshToken).expect(200);
+  });
+
+  it('when a spent refresh token is presented again within the grace interval, then it answers the same pair again', async () => {
+    const first = await registerPair();
+    const next = await refresh(first.refreshToken).expect(200);
+
+    const again = await refresh(first.refreshToken).expect(200);
+
+    expect(again.body).toEqual(next.body);
+  });
+
+  it('when a spent refresh token is presented after the grace interval, then 401, and every token of its session stops working', async () => {
+    const short = await identityWith({ REFRESH_GRACE: 300 });
+    const first = await registerPair(short);
+    const next = await refresh(first.refreshToken, short.http).expect(200);
+    const latest = await refresh(next.body.refreshToken, short.http).expect(200);
+    await sleep(400);
+
+    const stolen = await refresh(first.refreshToken, short.http);
+
+    expect(stolen.status).toBe(401);
+    expect(stolen.body).toEqual(REFUSED);
+    // The thief's replay ended the session: the rightful holder's latest token is refused too.
+    await refresh(latest.body.refreshToken, short.http).expect(401);
+  });
+
+  it('when a session has not been refreshed for its idle lifetime, then its refresh token is refused', async () => {
+    const idle = await identityWith({ SESSION_IDLE_TTL: 600 });
+    const first = await registerPair(idle);
+    const kept = await refresh(first.refreshToken, idle.http).expect(200);
+    await sleep(700);
+
+    expect((await refresh(kept.body.refreshToken, idle.http)).body).toEqual(REFUSED);
+  });
+
+  it('when a session reaches its absolute lifetime, then refreshing it is refused however often it was refreshed', async () => {
+    const aging = await identityWith({ SESSION_MAX_AGE: 1_000 });
+    let pair = (await registerPair(aging)) as Pair;
+    const started = Date.now();
+    while (Date.now() - started < 700) {
+      pair = (await refresh(pair.refreshToken, aging.http).expect(200)).body as Pair;
+      await sleep(100);
+    }
+    await sleep(1_000 - (Date.now() - started) + 100);
+
+    await refresh(pair.refreshToken, aging.http).expect(401);
+  });
+
+  it('when the refresh token is unknown, missing or not a string, then 401 or 400 with a message', async () => {
+    expect((await refresh('x'.repeat(43))).status).toBe(401);
+    expect((await h.http.post('/api/auth/refresh').send({})).status).toBe(400);
+    expect((await h.http.post('/api/auth/refresh').send({ refreshToken: 42 })).body).toEqual({
+      error: 'refreshToken must be a string',
+    });
+  });
+});
+
+describe('ending sessions', () => {
+  it('when a session logs out, then its refresh token is refused, and logging out again is still 204', async () => {
+    const pair = await registerPair();
+
+    await h.http.post('/api/auth/logout').send({ refreshToken: pair.refreshToken }).expect(204);
+
+    expect((await refresh(pair.refreshToken)).body).toEqual(REFUSED);
+    await h.http.post('/api/auth/logout').send({ refreshToken: pair.refreshToken }).expect(204);
+    await h.http
+      .post('/api/auth/logout')
+      .send({ refreshToken: 'y'.repeat(43) })
+      .expect(204);
+  });
+
+  it('when the caller lists its sessions, then it sees its live ones, newest first, with their User-Agent', async () => {
+    const first = await registerPair(h, 'desktop browser');
+    await sleep(5);
+    const second = await login(first.email, h, 'phone app');
+    await h.http
+      .post('/api/auth/logout')
+      .send({ refreshToken: (await login(first.email)).refreshToken })
+      .expect(204);
+
+    const res = await h.http.get('/api/auth/sessions').set(bearer(second)).expect(200);
+
+    expect(res.body).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        createdAt: expect.any(String),
+        lastUsedAt: expect.any(String),
+        userAgent: 'phone app',
+      },
+      {
+        id: expect.any(String),
+        createdAt: expect.any(String),
+        lastUsedAt: expect.any(String),
+        userAgent: 'desktop browser',
+      },
+    ]);
+  });
+
+  it('when the caller ends one of its sessions, then that one stops refreshing and the other goes on', async () => {
+    const desktop = await registerPair(h, 'desktop');
+    const phone = await login(desktop.email, h, 'phone');
+    const listed = (await h.http.get('/api/auth/sessions').set(bearer(phone)).expect(200)).body as {
+      id: string;
+      userAgent: string;
+    }[];
+    const desktopSession = listed.find((s) => s.userAgent === 'desktop')?.id ?? '';
+
+    await h.http.delete(`/api/auth/sessions/${desktopSession}`).set(bearer(phone)).expect(204);
+
+    await refresh(desktop.refreshToken).expect(401);
+    await refresh(phone.refreshToken).expect(200);
+    await h.http.delete(`/api/auth/sessions/${desktopSession}`).set(bearer(phone)).expect(404);
+  });
+
+  it('when the caller names another user’s session, an unknown one or not an id, then 404, 404 and 400, and nothing ends', async () => {
+    const mine = await registerPair();
+    const theirs = await registerPair();
+    const [theirSession] = (await h.http.get('/api/auth/sessions').set(bearer(theirs)).expect(200)).body as {
+      id: string;
+    }[];
+
+    expect((await h.http.delete(`/api/auth/sessions/${theirSession?.id}`).set(bearer(mine))).body).toEqual({
+      error: 'Session not found',
+    });
+    await h.http
+      .delete(`/api/auth/sessions/${'a'.repeat(24)}`)
+      .set(bearer(mine))
+      .expect(404);
+    await h.http.delete('/api/auth/sessions/not-an-id').set(bearer(mine)).expect(400);
+    await refresh(theirs.refreshToken).expect(200);
+  });
+
+  it('when the caller logs out everywhere, then every one of its sessions stops refreshing, and no one else’s', async () => {
+    const one = await registerPair();
+    const two = await login(one.email);
+    const stranger = await registerPair();
+
+    await h.http.delete('/api/auth/sessions').set(bearer(one)).expect(204);
+
+    await refresh(one.refreshToken).expect(401);
+    await refresh(two.refreshToken).expect(401);
+    await refresh(stranger.refreshToken).expect(200);
+    expect((await h.http.get('/api/auth/sessions').set(bearer(one)).expect(200)).body).toEqual([]);
+  });
+
+  it('when the password is changed, then every other session ends and the answer is a working new one', async () => {
+    const other = await registerPair();
+    const current = await login(other.email);
+
+    const changed = await h.http
+      .put('/api/auth/password')
+      .set(bearer(current))
+      .send({ currentPassword: TEST_PASSWORD, newPassword: 'another good secret' })
+      .expect(200);
+
+    await refresh(other.refreshToken).expect(401);
+    await refresh(current.refreshToken).expect(401);
+    await refresh(changed.body.refreshToken).expect(200);
+  });
+
+  it('when the password is reset by e-mail, then every session ends', async () => {
+    const pair = await registerPair();
+    const since = new Date();
+    await h.http.post('/api/auth/password-reset').send({ email: pair.email }).expect(202);
+    const mail = await waitForMail(pair.email, { since });
+    const token = decodeURIComponent(/reset-password\?token=([^\s"<]+)/.exec(mail.text)?.[1] ?? '');
+
+    await h.http
+      .post('/api/auth/password-reset/confirm')
+      .send({ token, newPassword: 'a brand new secret' })
+      .expect(204);
+
+    await refresh(pair.refreshToken).expect(401);
+  });
+
+  it('when the account is deleted, then its sessions end', async () => {
+    const pair = await registerPair();
+
+    await h.http.delete('/api/auth/account').set(bearer(pair)).send({ password: TEST_PASSWORD }).expect(204);
+
+    await refresh(pair.refreshToken).expect(401);
+  });
+});
+
+describe('GET /api/auth/me', () => {
+  it('when the caller asks, then it gets its id, address and creation time, and never its password', async () => {
+    const pair = await registerPair();
+
+    const res = await h.http.get('/api/auth/me').set(bearer(pair)).expect(200);
+
+    expect(res.body).toEqual({
+      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      email: pair.email,
+      createdAt: expect.any(String),
+    });
+  });
+
+  it('when the caller’s account is gone, then 401', async () => {
+    const pair = await registerPair();
+    await h.http.delete('/api/auth/account').set(bearer(pair)).send({ password: TEST_PASSWORD }).expect(204);
+
+    await h.http.get('/api/auth/me').set(bearer(pair)).expect(401);
+  });
+});
