@@ -1,11 +1,12 @@
 /**
  * The typed client: every call's path, parameters, body and answer come from the generated
  * OpenAPI types (schema.ts) through openapi-fetch, so a call the API does not accept does not
- * compile. This file adds what every front end writes by hand otherwise: the session, one error
- * type per kind of failure, and an optional cache of public reads.
+ * compile. This file adds what every front end writes by hand otherwise: the session, kept fresh
+ * (session-refresh below), one error type per kind of failure, and an optional cache of public
+ * reads.
  */
 import createFetchClient, { type Middleware } from 'openapi-fetch';
-import { apiErrorOf, ContentClientError, NetworkError, type SessionExpiredError } from './errors.js';
+import { apiErrorOf, ContentClientError, NetworkError, SessionExpiredError } from './errors.js';
 import type { components, paths } from './schema.js';
 import { memoryStore, type Session, type SessionStore } from './session.js';
 import { type UploadOptions, type UploadTask, uploader } from './upload.js';
@@ -19,13 +20,15 @@ export type Note = Schemas['Note'];
 export type NewNote = Schemas['CreateNote'];
 export type NoteChanges = Schemas['UpdateNote'];
 export type DownloadLink = Schemas['DownloadLink'];
+export type SessionInfo = Schemas['Session'];
+export type Account = Schemas['Me'];
 
 export interface ClientOptions {
   /** Where the gateway is: `https://api.example.com`, or '' for the page's own origin. */
   baseUrl?: string;
   /** Where the session is kept; in memory unless given (see `webStorage`). */
   store?: SessionStore;
-  /** Called when a protected call was refused with 401 and the session cleared. */
+  /** Called when the session ended (a 401 that no refresh could mend) and was cleared. */
   onSessionExpired?: (error: SessionExpiredError) => void;
   /** Reuse a public read's body when the API answers 304 to its ETag. Off by default. */
   cache?: boolean;
@@ -41,8 +44,12 @@ export interface Page<T> {
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
 
-/** Routes that never carry the session's token: they are how one gets (or recovers) a session. */
-const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset)/;
+/** Routes that never carry the session's token: they are how one gets, renews or ends a session. */
+const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset|refresh|logout)/;
+/** An access token this close to its expiry is renewed before it is sent. */
+const RENEW_BEFORE_MS = 30_000;
+
+type SessionTokens = Schemas['SessionTokens'];
 
 /**
  * A 401 that says the password given was wrong (changing it, deleting the account) rather than
@@ -62,20 +69,94 @@ export function createContentClient(options: ClientOptions = {}) {
   const raw = createFetchClient<paths>({ baseUrl: options.baseUrl ?? '', fetch: doFetch });
   /** Answers whose 401 ended the session (the request carried its token). */
   const ended = new WeakSet<Response>();
+  /** Each protected request as it was before it was sent: sent again once, after a refresh. */
+  const unsent = new WeakMap<Request, Request>();
+  const refreshUrl = (request: Request) =>
+    options.baseUrl ? `${options.baseUrl}/api/auth/refresh` : new URL('/api/auth/refresh', request.url).href;
+
+  const keep = (email: string, pair: SessionTokens): Session => {
+    const next = {
+      email,
+      token: pair.token,
+      refreshToken: pair.refreshToken,
+      expiresAt: Date.now() + pair.expiresIn * 1000,
+    };
+    store.save(next);
+    return next;
+  };
+
+  /**
+   * The next pair, single-flight: however many calls find the token expired at once, one refresh
+   * is sent, and all of them go on with its answer. A session another call or another tab renewed
+   * meanwhile (the store shows a newer token) is simply taken. A refresh refused with 401 ends the
+   * session (undefined); any other failure leaves it as it is and is thrown.
+   */
+  let renewing: Promise<Session | undefined> | undefined;
+  function renew(stale: Session, request: Request): Promise<Session | undefined> {
+    renewing ??= (async () => {
+      const current = store.load();
+      if (!current) return undefined;
+      if (current.token !== stale.token) return current;
+      if (!current.refreshToken) return undefined;
+      const response = await doFetch(
+        new Request(refreshUrl(request), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ refreshToken: current.refreshToken }),
+        }),
+      );
+      if (response.status === 401) {
+        // Another tab may have spent the token and saved the successor a moment ago.
+        const latest = store.load();
+        if (latest && latest.token !== current.token) return latest;
+        store.clear();
+        return undefined;
+      }
+      if (!response.ok) throw apiErrorOf(response, await response.json().catch(() => undefined), false);
+      return keep(current.email, (await response.json()) as SessionTokens);
+    })().finally(() => {
+      renewing = undefined;
+    });
+    return renewing;
+  }
 
   const session: Middleware = {
-    onRequest({ request }) {
-      const current = store.load();
-      if (current && !PUBLIC_AUTH.test(new URL(request.url).pathname)) {
-        request.headers.set('Authorization', `Bearer ${current.token}`);
+    async onRequest({ request }) {
+      let current = store.load();
+      if (!current || PUBLIC_AUTH.test(new URL(request.url).pathname)) return request;
+      if (current.refreshToken && current.expiresAt !== undefined && current.expiresAt - Date.now() < RENEW_BEFORE_MS) {
+        const renewed = await renew(current, request);
+        if (!renewed) {
+          // The session is over (ended elsewhere, or lapsed): the call is not sent.
+          const error = new SessionExpiredError('Your session has ended');
+          options.onSessionExpired?.(error);
+          throw error;
+        }
+        current = renewed;
       }
+      request.headers.set('Authorization', `Bearer ${current.token}`);
+      if (current.refreshToken) unsent.set(request, request.clone());
       return request;
     },
     async onResponse({ request, response }) {
-      if (response.status === 401 && request.headers.has('Authorization') && !(await wrongPassword(response))) {
-        store.clear();
-        ended.add(response);
+      if (response.status !== 401 || !request.headers.has('Authorization') || (await wrongPassword(response))) {
+        return response;
       }
+      const sent = request.headers.get('Authorization')?.slice('Bearer '.length) ?? '';
+      const original = unsent.get(request);
+      const current = store.load();
+      const renewed =
+        original && current
+          ? await renew(current.token === sent ? current : { ...current, token: sent }, request)
+          : undefined;
+      if (original && renewed) {
+        original.headers.set('Authorization', `Bearer ${renewed.token}`);
+        const again = await doFetch(original);
+        if (again.status !== 401 || (await wrongPassword(again))) return again;
+        response = again;
+      }
+      store.clear();
+      ended.add(response);
       return response;
     },
   };
@@ -113,11 +194,8 @@ export function createContentClient(options: ClientOptions = {}) {
     return next ? { items, next } : { items };
   }
 
-  const signIn = async (path: '/api/auth/register' | '/api/auth/login', email: string, password: string) => {
-    const { token } = await run(() => raw.POST(path, { body: { email, password } }));
-    store.save({ token, email });
-    return { token, email } satisfies Session;
-  };
+  const signIn = async (path: '/api/auth/register' | '/api/auth/login', email: string, password: string) =>
+    keep(email, await run(() => raw.POST(path, { body: { email, password } })));
 
   const client = {
     /** The openapi-fetch client itself, typed, with the session and errors middleware. */
@@ -126,14 +204,36 @@ export function createContentClient(options: ClientOptions = {}) {
     session: (): Session | undefined => store.load(),
     register: (email: string, password: string) => signIn('/api/auth/register', email, password),
     login: (email: string, password: string) => signIn('/api/auth/login', email, password),
-    /** Forgets the token (tokens cannot be revoked: it stays valid until it expires). */
-    logout: () => store.clear(),
+    /**
+     * Ends the session on the server (its refresh token stops working) and forgets it here. The
+     * access token already issued stays valid until it expires.
+     */
+    logout: async () => {
+      const refreshToken = store.load()?.refreshToken;
+      store.clear();
+      if (refreshToken) await run(() => raw.POST('/api/auth/logout', { body: { refreshToken } }));
+    },
+
+    sessions: {
+      /** The signed-in person's live sessions, newest first. */
+      list: () => run(() => raw.GET('/api/auth/sessions')),
+      /** Ends one of them (another device, say). */
+      end: (id: string) =>
+        run(() => raw.DELETE('/api/auth/sessions/{id}', { params: { path: { id } } })).then(() => undefined),
+      /** Logs out everywhere, this client included. */
+      endAll: async () => {
+        await run(() => raw.DELETE('/api/auth/sessions'));
+        store.clear();
+      },
+    },
 
     account: {
-      /** Sets a new password; the session goes on with the fresh token the API answers. */
+      /** The signed-in person's account. */
+      me: () => run(() => raw.GET('/api/auth/me')),
+      /** Sets a new password: every other session ends, and this one goes on with the new pair. */
       changePassword: async (currentPassword: string, newPassword: string) => {
-        const { token } = await run(() => raw.PUT('/api/auth/password', { body: { currentPassword, newPassword } }));
-        store.save({ token, email: store.load()?.email ?? '' });
+        const pair = await run(() => raw.PUT('/api/auth/password', { body: { currentPassword, newPassword } }));
+        keep(store.load()?.email ?? '', pair);
       },
       /** Deletes the account and everything it owns, then ends the session. */
       remove: async (password: string) => {

@@ -1,8 +1,17 @@
-/** Where the client keeps the signed-in person: in memory by default, or any store given. */
+/**
+ * Where the client keeps the signed-in person: in memory by default, in a Web Storage area
+ * (`localStorage` keeps a session across reloads and tabs), or any store given (React Native's
+ * secure storage, say).
+ */
 
 export interface Session {
+  /** The access token. */
   token: string;
   email: string;
+  /** What gets the next pair when the access token expires; absent: the session ends with it. */
+  refreshToken?: string;
+  /** When the access token expires (ms since the epoch), as far as the client knows. */
+  expiresAt?: number;
 }
 
 export interface SessionStore {
@@ -25,15 +34,22 @@ export function memoryStore(): SessionStore {
   };
 }
 
-/** In a Web Storage area (`sessionStorage` lasts as long as the tab), as JSON under `key`. */
+/**
+ * In a Web Storage area, as JSON under `key`: `sessionStorage` lasts as long as the tab,
+ * `localStorage` across reloads and tabs (they then share one session, and refresh it safely).
+ */
 export function webStorage(area: Storage, key = 'content-service.session'): SessionStore {
   return {
     load() {
       try {
         const parsed = JSON.parse(area.getItem(key) ?? 'null') as Partial<Session> | null;
-        return typeof parsed?.token === 'string' && typeof parsed.email === 'string'
-          ? { token: parsed.token, email: parsed.email }
-          : undefined;
+        if (typeof parsed?.token !== 'string' || typeof parsed.email !== 'string') return undefined;
+        return {
+          token: parsed.token,
+          email: parsed.email,
+          ...(typeof parsed.refreshToken === 'string' ? { refreshToken: parsed.refreshToken } : {}),
+          ...(typeof parsed.expiresAt === 'number' ? { expiresAt: parsed.expiresAt } : {}),
+        };
       } catch {
         return undefined;
       }

@@ -67,7 +67,7 @@ describe('sessions and typed calls', () => {
     expect((await client.posts.list({ tag: 'typed' })).posts.map((p) => p._id)).toContain(post._id);
     expect((await client.posts.mine()).items.map((p) => p._id)).toEqual([post._id]);
 
-    client.logout();
+    await client.logout();
     expect(client.session()).toBeUndefined();
     await expect(client.posts.mine()).rejects.toMatchObject({ kind: 'api', status: 401 });
     await client.login(address, 'correct horse battery');
@@ -149,9 +149,122 @@ describe('errors: one type per kind, never raw JSON', () => {
     const client = createContentClient({ baseUrl: base });
     const address = email('wrong');
     await client.register(address, 'correct horse battery');
-    client.logout();
+    await client.logout();
     const error = await client.login(address, 'not the password').catch((e: unknown) => e);
     expect(shape(error)).toMatchObject({ kind: 'api', name: 'ApiError', status: 401, message: 'Invalid credentials' });
+  });
+});
+
+describe('sessions that last: refresh, single-flight, and logout that ends them', () => {
+  /** A client whose every request is counted by path, and the store it keeps its session in. */
+  function counted() {
+    const store = memoryStore();
+    const sent: string[] = [];
+    const client = createContentClient({
+      baseUrl: base,
+      store,
+      fetch: ((request: Request) => {
+        sent.push(new URL(request.url).pathname);
+        return fetch(request);
+      }) as typeof fetch,
+    });
+    const refreshes = () => sent.filter((p) => p === '/api/auth/refresh').length;
+    return { client, store, refreshes };
+  }
+
+  it('when 20 calls are made as the access token expires, then one refresh is sent and every call succeeds on the new token', async () => {
+    const { client, store, refreshes } = counted();
+    const session = await client.register(email('expiring'), 'correct horse battery');
+    store.save({ ...session, expiresAt: Date.now() - 1 });
+
+    const pages = await Promise.all(Array.from({ length: 20 }, () => client.notes.list()));
+
+    expect(pages).toHaveLength(20);
+    expect(refreshes()).toBe(1);
+    // (The access token may be the very same bytes: same user, same second.)
+    expect(store.load()?.refreshToken).not.toBe(session.refreshToken);
+    expect(store.load()?.expiresAt).toBeGreaterThan(Date.now());
+  });
+
+  it('when the API refuses 20 calls’ access token, then one refresh is sent and every call is sent again and succeeds', async () => {
+    const { client, store, refreshes } = counted();
+    const session = await client.register(email('refused'), 'correct horse battery');
+    const userId = (jwt.decode(session.token) as { id: string }).id;
+    const stale = jwt.sign({ id: userId, exp: Math.floor(Date.now() / 1000) - 60 }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
+    // The client believes the token good: only the API's 401 can tell it otherwise.
+    store.save({ ...session, token: stale });
+
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.notes.create({ title: `Sent again ${i}` })),
+    );
+
+    expect(created.map((n) => n.title).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `Sent again ${i}`).sort());
+    expect(refreshes()).toBe(1);
+  });
+
+  it('when two clients share one store, as two tabs share localStorage, then both refresh at once and neither logs the other out', async () => {
+    const store = memoryStore();
+    const tabA = createContentClient({ baseUrl: base, store });
+    const tabB = createContentClient({ baseUrl: base, store });
+    const session = await tabA.register(email('tabs'), 'correct horse battery');
+    store.save({ ...session, expiresAt: Date.now() - 1 });
+
+    await Promise.all([tabA.notes.list(), tabB.notes.list()]);
+    store.save({ ...(store.load() ?? session), expiresAt: Date.now() - 1 });
+    await Promise.all([tabB.notes.list(), tabA.notes.list()]);
+
+    expect(store.load()?.refreshToken).toEqual(expect.any(String));
+  });
+
+  it('when the session was ended elsewhere, then a call that needs a refresh fails with SessionExpiredError and the store is cleared', async () => {
+    const { client, store } = counted();
+    const session = await client.register(email('ended'), 'correct horse battery');
+    await client.sessions.endAll();
+    store.save({ ...session, expiresAt: Date.now() - 1 });
+
+    const error = await client.notes.list().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(SessionExpiredError);
+    expect(store.load()).toBeUndefined();
+    // And a call whose access token the API refuses, with the session ended: the same.
+    const stale = jwt.sign({ id: newUserId(), exp: Math.floor(Date.now() / 1000) - 60 }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
+    store.save({ ...session, token: stale, expiresAt: Date.now() + 3_600_000 });
+    expect(await client.notes.list().catch((e: unknown) => e)).toBeInstanceOf(SessionExpiredError);
+    expect(store.load()).toBeUndefined();
+  });
+
+  it('when the client logs out, then the session ends on the server: its refresh token is refused', async () => {
+    const { client, store } = counted();
+    const session = await client.register(email('logout'), 'correct horse battery');
+
+    await client.logout();
+
+    expect(store.load()).toBeUndefined();
+    const again = await fetch(`${base}/api/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: session.refreshToken }),
+    });
+    expect(again.status).toBe(401);
+  });
+
+  it('when the client lists its sessions and ends one, then that one is gone from the list', async () => {
+    const address = email('devices');
+    const phone = createContentClient({ baseUrl: base });
+    await phone.register(address, 'correct horse battery');
+    const laptop = createContentClient({ baseUrl: base });
+    await laptop.login(address, 'correct horse battery');
+
+    const before = await laptop.sessions.list();
+    await laptop.sessions.end(before[1]?.id ?? '');
+
+    expect(before).toHaveLength(2);
+    expect((await laptop.sessions.list()).map((s) => s.id)).toEqual([before[0]?.id]);
+    expect((await laptop.account.me()).email).toBe(address);
   });
 });
 

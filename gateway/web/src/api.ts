@@ -103,6 +103,8 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
 export const api = {
   register: (email: string, password: string) => call(() => client.register(email, password)),
   login: (email: string, password: string) => call(() => client.login(email, password)),
+  /** Ends the session on the server too: its refresh token stops working. */
+  logout: () => call(() => client.logout()),
   requestPasswordReset: (email: string) => call(() => client.account.requestPasswordReset(email)),
   confirmPasswordReset: (token: string, newPassword: string) =>
     call(() => client.account.confirmPasswordReset(token, newPassword)),

@@ -4,7 +4,7 @@
  * notes. It talks only to the gateway, on the page's own origin.
  */
 import './style.css';
-import { onSessionExpired } from './api';
+import { api, onSessionExpired } from './api';
 import { h, replaceChildren } from './dom';
 import { currentSession, endSession } from './session';
 import { authView, type Notice } from './views/auth';
@@ -45,6 +45,8 @@ function renderNav(path: string): void {
 }
 
 function logOut(): void {
+  // The server ends the session; the page forgets it at once either way.
+  void api.logout().catch(() => undefined);
   endSession();
   loginNotice = undefined;
   go('#/');

@@ -1,7 +1,7 @@
 /**
- * The signed-in person: the token and the address it was issued for, in sessionStorage (it
- * lives as long as the tab), through the client library's store. Logging out discards it; tokens
- * cannot be revoked (the contract).
+ * The signed-in person: the tokens and the address they were issued for, in sessionStorage (it
+ * lives as long as the tab), through the client library's store, which refreshes the access
+ * token before it expires. Logging out ends the session on the server and discards it here.
  */
 import { type Session, webStorage } from '@content-service/client';
 

@@ -48,10 +48,10 @@ export function authView(mode: 'login' | 'register', notice: Notice | undefined,
     void busy(form, async () => {
       try {
         // The library keeps the session; the address is kept as the API keeps it, in lower case.
-        const { token } = registering
+        const session = registering
           ? await api.register(address, password.value)
           : await api.login(address, password.value);
-        startSession({ token, email: address.toLowerCase() });
+        startSession({ ...session, email: address.toLowerCase() });
         done();
       } catch (error) {
         showError(form, alert, error);
