@@ -71,7 +71,10 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const deletions = createAccountDeletions({
     connection,
     users,
-    forget: resets.forget,
+    // What identity keeps of a user besides the account: its reset, and its sessions.
+    forget: async (userId) => {
+      await Promise.all([resets.forget(userId), sessions.endAll(userId)]);
+    },
     owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
     secret: config.JWT_SECRET,
     timeoutMs: config.DELETION_TIMEOUT,

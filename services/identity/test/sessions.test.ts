@@ -283,6 +283,19 @@ describe('ending sessions', () => {
   });
 });
 
+describe('a deletion finished by the outbox', () => {
+  it('when a deletion was recorded and its request stopped before the account was deleted, then the outbox ends the sessions too', async () => {
+    const pair = await registerPair();
+    const userId = (await h.http.get('/api/auth/me').set(bearer(pair)).expect(200)).body._id as string;
+
+    // As a request that died right after recording the deletion.
+    await h.deletions.record(userId);
+    await h.deletions.drain();
+
+    await refresh(pair.refreshToken).expect(401);
+  });
+});
+
 describe('GET /api/auth/me', () => {
   it('when the caller asks, then it gets its id, address and creation time, and never its password', async () => {
     const pair = await registerPair();
