@@ -63,7 +63,7 @@ function canonical(value: unknown): string {
 
 const idText = (value: unknown) => (value instanceof mongoose.Types.ObjectId ? value.toHexString() : String(value));
 const belongsTo = (doc: Record<string, unknown>, userId: string) =>
-  [doc._id, doc.authorId, doc.ownerId].some((v) => v !== undefined && idText(v) === userId);
+  [doc._id, doc.authorId, doc.ownerId, doc.userId].some((v) => v !== undefined && idText(v) === userId);
 
 /** Every database and the bucket, as lines, leaving out `except`'s data. */
 async function everything(except?: PopulatedAccount): Promise<string[]> {

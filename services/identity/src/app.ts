@@ -73,7 +73,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     users,
     // What identity keeps of a user besides the account: its reset, and its sessions.
     forget: async (userId) => {
-      await Promise.all([resets.forget(userId), sessions.endAll(userId)]);
+      await Promise.all([resets.forget(userId), sessions.forgetAll(userId)]);
     },
     owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
     secret: config.JWT_SECRET,

@@ -164,6 +164,13 @@ export function createSessions({
     async endAll(userId: string): Promise<void> {
       await sessions.updateMany({ userId, endedAt: null }, { $set: { endedAt: new Date(now()) } });
     },
+
+    /** A deleted account's sessions and refresh tokens go: nothing of it is kept. Idempotent. */
+    async forgetAll(userId: string): Promise<void> {
+      // The tokens first: whatever happens after, none of them refreshes again.
+      await refreshTokens.deleteMany({ userId });
+      await sessions.deleteMany({ userId });
+    },
   };
 }
 

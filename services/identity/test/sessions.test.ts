@@ -284,15 +284,18 @@ describe('ending sessions', () => {
 });
 
 describe('a deletion finished by the outbox', () => {
-  it('when a deletion was recorded and its request stopped before the account was deleted, then the outbox ends the sessions too', async () => {
+  it('when a deletion was recorded and its request stopped before the account was deleted, then the outbox removes its sessions and refresh tokens', async () => {
     const pair = await registerPair();
     const userId = (await h.http.get('/api/auth/me').set(bearer(pair)).expect(200)).body._id as string;
+    await refresh(pair.refreshToken).expect(200);
 
     // As a request that died right after recording the deletion.
     await h.deletions.record(userId);
     await h.deletions.drain();
 
     await refresh(pair.refreshToken).expect(401);
+    const kept = (collection: string) => h.db.connection.collection(collection).countDocuments({ userId });
+    expect([await kept('sessions'), await kept('refresh_tokens')]).toEqual([0, 0]);
   });
 });
 
