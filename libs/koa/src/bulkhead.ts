@@ -10,8 +10,6 @@
  */
 import { HttpError } from '@cs/errors';
 import { counter } from '@cs/telemetry';
-import { clientAddressOf } from './client-address';
-import type { AppContext, AppMiddleware } from './context';
 
 export interface BulkheadOptions {
   /** The name in metrics and in the refusal's message. */
@@ -140,18 +138,5 @@ export function createBulkhead({
     },
 
     load: () => ({ running, waiting: lines.priority.size + lines.normal.size }),
-  };
-}
-
-/**
- * The rest of the request runs in the bulkhead, in its client's turn (the address the gateway
- * gives): a refused request is refused before anything of it runs.
- */
-export function inBulkhead(
-  bulkhead: Bulkhead,
-  { priority }: { priority?: (ctx: AppContext) => boolean } = {},
-): AppMiddleware {
-  return async function inBulkhead(ctx, next) {
-    await bulkhead.run(clientAddressOf(ctx), next, { priority: priority?.(ctx) ?? false });
   };
 }

@@ -1,6 +1,6 @@
 export { accessLog } from './access-log';
 export { optionalAuth, requireAuth } from './auth';
-export { type Bulkhead, type BulkheadOptions, bulkheadRefusals, createBulkhead, inBulkhead } from './bulkhead';
+export { type Bulkhead, type BulkheadOptions, bulkheadRefusals, createBulkhead } from './bulkhead';
 export { CLIENT_ADDRESS_HEADER, clientAddressOf } from './client-address';
 export { conditionalGet } from './conditional-get';
 export type { AppContext, AppMiddleware, AppState } from './context';

@@ -9,10 +9,18 @@ import type { UserModel } from './model';
 import type { PasswordStore } from './password-store';
 import type { Sessions, SessionTokens } from './sessions';
 
-/** Where a request came from: the client address (the gateway says) and its User-Agent. */
+/**
+ * Runs a request's password work in its client's turn of the bcrypt bulkhead (routes.ts): the
+ * lookups that lead to the hash, and the hash. The writes that follow (the session, the new
+ * password) run after the place is given back, so a slow database never holds up hashing.
+ */
+export type PasswordTurn = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** Where a request came from: the client address (the gateway says), its User-Agent, and its turn. */
 export interface Client {
   address: string;
   userAgent: string | undefined;
+  passwordTurn: PasswordTurn;
 }
 
 export interface Account {
@@ -36,7 +44,7 @@ export interface Accounts {
     client: Client,
   ): Promise<SessionTokens>;
   /** Deletes the account when the password is right, ends its sessions, and records the deletion of its data. */
-  deleteAccount(userId: string, password: string, clientAddress: string): Promise<void>;
+  deleteAccount(userId: string, password: string, client: Client): Promise<void>;
   /** The caller's account; 401 when it is gone. */
   me(userId: string): Promise<Account>;
 }
@@ -70,8 +78,10 @@ export function createAccounts({
   return {
     // Credentials and new passwords have met their schema's rules at the route (@cs/contract).
     async register({ email, password }, client) {
-      if (await users.exists({ email })) throw new HttpError(400, messages.alreadyRegistered);
-      const hash = await bcrypt.hash(password, bcryptCost);
+      const hash = await client.passwordTurn(async () => {
+        if (await users.exists({ email })) throw new HttpError(400, messages.alreadyRegistered);
+        return bcrypt.hash(password, bcryptCost);
+      });
       let userId: string;
       try {
         userId = (await users.create({ email, password: hash }))._id.toHexString();
@@ -83,13 +93,17 @@ export function createAccounts({
       return sessions.start(userId, client.userAgent);
     },
 
-    async login(credentials, { address: clientAddress, userAgent }) {
+    async login(credentials, { address: clientAddress, userAgent, passwordTurn }) {
       const { email, password } = credentials;
       // Nothing else can be an account, so nothing else is counted (or stored).
       const counted = couldBeAccount(credentials);
-      if (counted) await throttle.check(email, clientAddress);
-      const user = counted ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean() : null;
-      const matches = await bcrypt.compare(password, user?.password ?? (await dummyHash));
+      const { user, matches } = await passwordTurn(async () => {
+        if (counted) await throttle.check(email, clientAddress);
+        const user = counted
+          ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
+          : null;
+        return { user, matches: await bcrypt.compare(password, user?.password ?? (await dummyHash)) };
+      });
       if (!user || !matches) {
         if (counted) await throttle.failed(email, clientAddress);
         throw new HttpError(401, messages.invalidCredentials);
@@ -100,20 +114,22 @@ export function createAccounts({
       return sessions.start(user._id.toHexString(), userAgent);
     },
 
-    async changePassword(userId, { currentPassword, newPassword }, { address: clientAddress, userAgent }) {
-      const checked = await confirmPassword(userId, currentPassword, clientAddress);
-      const hash = await bcrypt.hash(newPassword, bcryptCost);
+    async changePassword(userId, { currentPassword, newPassword }, client) {
+      const { checked, hash } = await client.passwordTurn(async () => {
+        const checked = await confirmPassword(userId, currentPassword, client.address);
+        return { checked, hash: await bcrypt.hash(newPassword, bcryptCost) };
+      });
       // Written only while the hash just compared is still the current one: of two changes (or a
       // change and a reset) that checked it, the other one is refused. Reset tokens sent before
       // were bound to that version, so they stop working too.
       const changedSince = () => new HttpError(401, messages.invalidCredentials);
       await passwords.write(userId, { checked, hash, refused: changedSince });
       await sessions.endAll(userId);
-      return sessions.start(userId, userAgent);
+      return sessions.start(userId, client.userAgent);
     },
 
-    async deleteAccount(userId, password, clientAddress) {
-      await confirmPassword(userId, password, clientAddress);
+    async deleteAccount(userId, password, client) {
+      await client.passwordTurn(() => confirmPassword(userId, password, client.address));
       // The event first: once it is recorded, the deletion is finished whatever happens next.
       await deletions.record(userId);
       // Its sessions end before the account goes: a process that dies in between leaves the

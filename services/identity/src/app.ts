@@ -90,14 +90,15 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     retireResets: resets.retire,
   });
   const known = createKnownClients();
+  const passwordWork = bcryptBulkhead(config);
   const app = createServiceApp({
     logger,
     routers: [
-      authRoutes({ accounts, resets, sessions }, { secret: config.JWT_SECRET, bcrypt: bcryptBulkhead(config), known }),
+      authRoutes({ accounts, resets, sessions }, { secret: config.JWT_SECRET, bcrypt: passwordWork, known }),
     ],
     readiness: { database: () => isMongoReady(connection) },
   });
-  return { app, throttle, resets, deletions, turns };
+  return { app, throttle, resets, deletions, turns, passwordWork };
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Logger } from '@cs/log';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { Connection } from 'mongoose';
+import type { PasswordTurn } from './accounts';
 import { messages } from './credentials';
 import type { Mailer } from './mailer';
 import { passwordResetModel, passwordResetRequestModel, passwordResetUseModel, type UserModel } from './model';
@@ -43,8 +44,11 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('base6
 export interface PasswordResets {
   /** Counts the request, and sends the e-mail after answering when the address has an account. */
   request(email: string): Promise<void>;
-  /** Sets the password once per token; 400 with one message for any token that cannot. */
-  confirm(token: string, newPassword: string): Promise<void>;
+  /**
+   * Sets the password once per token; 400 with one message for any token that cannot. The token's
+   * check and the hash run in `passwordTurn`.
+   */
+  confirm(token: string, newPassword: string, passwordTurn: PasswordTurn): Promise<void>;
   /** After a successful login: the outstanding token, if any, stops working. */
   retire(userId: string): Promise<void>;
   /** Forgets a deleted user's reset. */
@@ -137,21 +141,23 @@ export function createPasswordResets({
       void send(email).catch((err: unknown) => logger.warn({ err }, 'could not send a password-reset e-mail'));
     },
 
-    async confirm(token, newPassword) {
+    async confirm(token, newPassword, passwordTurn) {
       const match = TOKEN.exec(token);
       if (!match) throw invalid();
       const [, userId = '', secret = ''] = match;
-      const tokenHash = sha256(secret);
-      const reset = await resets.findById(userId).lean();
-      const same = reset && timingSafeEqual(Buffer.from(reset.tokenHash), Buffer.from(tokenHash));
-      if (!reset || !same || reset.expiresAt.getTime() <= now()) throw invalid();
-      try {
-        await uses.create({ _id: tokenHash, at: new Date(now()) });
-      } catch (err) {
-        if (isDuplicateKey(err)) throw invalid();
-        throw err;
-      }
-      const hash = await bcrypt.hash(newPassword, bcryptCost);
+      const { reset, tokenHash, hash } = await passwordTurn(async () => {
+        const tokenHash = sha256(secret);
+        const reset = await resets.findById(userId).lean();
+        const same = reset && timingSafeEqual(Buffer.from(reset.tokenHash), Buffer.from(tokenHash));
+        if (!reset || !same || reset.expiresAt.getTime() <= now()) throw invalid();
+        try {
+          await uses.create({ _id: tokenHash, at: new Date(now()) });
+        } catch (err) {
+          if (isDuplicateKey(err)) throw invalid();
+          throw err;
+        }
+        return { reset, tokenHash, hash: await bcrypt.hash(newPassword, bcryptCost) };
+      });
       // Refused when the account was deleted, or its password changed, since the token was sent.
       await passwords.write(userId, { checked: reset.userVersion ?? 0, hash, refused: invalid });
       await sessions.endAll(userId);

@@ -15,7 +15,6 @@ import {
   bodyOf,
   clientAddressOf,
   failureMessage,
-  inBulkhead,
   requireAuth,
   validateBody,
   validateParam,
@@ -34,19 +33,22 @@ export function authRoutes(
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
   const authenticated = requireAuth({ secret });
-  // Every route that hashes or compares a password: after its body's checks, before any lookup.
-  const hashing = inBulkhead(bcrypt, { priority: (ctx) => known.has(clientAddressOf(ctx)) });
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
-  const clientOf = (ctx: AppContext): Client => ({
-    address: clientAddressOf(ctx),
-    userAgent: ctx.get('user-agent') || undefined,
-  });
+  const clientOf = (ctx: AppContext): Client => {
+    const address = clientAddressOf(ctx);
+    return {
+      address,
+      userAgent: ctx.get('user-agent') || undefined,
+      // Every route that hashes or compares a password runs that work, and the lookups before it,
+      // in its client's turn: after its body's checks, before any lookup, and not the writes after.
+      passwordTurn: (work) => bcrypt.run(address, work, { priority: known.has(address) }),
+    };
+  };
   router.param('id', validateParam(objectIdParamSchema));
 
   router.post(
     '/register',
     validateBody(credentialsSchema),
-    hashing,
     failureMessage(messages.registrationFailed),
     async (ctx) => {
       ctx.body = await accounts.register(toCredentials(bodyOf(ctx)), clientOf(ctx));
@@ -55,7 +57,7 @@ export function authRoutes(
     },
   );
 
-  router.post('/login', validateBody(loginSchema), hashing, failureMessage(messages.loginFailed), async (ctx) => {
+  router.post('/login', validateBody(loginSchema), failureMessage(messages.loginFailed), async (ctx) => {
     ctx.body = await accounts.login(toCredentials(bodyOf(ctx)), clientOf(ctx));
     known.loggedIn(clientAddressOf(ctx));
   });
@@ -91,7 +93,6 @@ export function authRoutes(
     '/password',
     authenticated,
     validateBody(changePasswordSchema),
-    hashing,
     failureMessage(messages.passwordChangeFailed),
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
@@ -104,11 +105,10 @@ export function authRoutes(
     '/account',
     authenticated,
     validateBody(deleteAccountSchema),
-    hashing,
     failureMessage(messages.accountDeletionFailed),
     async (ctx) => {
       const { password } = strings<'password'>(ctx);
-      await accounts.deleteAccount(ctx.state.userId as string, password, clientAddressOf(ctx));
+      await accounts.deleteAccount(ctx.state.userId as string, password, clientOf(ctx));
       ctx.status = 204;
     },
   );
@@ -127,11 +127,10 @@ export function authRoutes(
   router.post(
     '/password-reset/confirm',
     validateBody(passwordResetConfirmSchema),
-    hashing,
     failureMessage(messages.resetFailed),
     async (ctx) => {
       const { token, newPassword } = strings<'token' | 'newPassword'>(ctx);
-      await resets.confirm(token, newPassword);
+      await resets.confirm(token, newPassword, clientOf(ctx).passwordTurn);
       ctx.status = 204;
     },
   );

@@ -1,3 +1,4 @@
+import type { Bulkhead } from '@cs/koa';
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import type { AccountDeletions } from '../src/account-deletions';
 import { createApp } from '../src/app';
@@ -33,6 +34,8 @@ export interface IdentityHarness {
   users: UserModel;
   throttle: LoginThrottle;
   deletions: AccountDeletions;
+  /** The bcrypt bulkhead. */
+  passwordWork: Bulkhead;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
 }
@@ -43,13 +46,13 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
   const logs = captureLogger('identity');
   const settings = { ...TEST_CONFIG, ...config };
   const mailer = createMailer(settings.SMTP_URL, 'Content Service <no-reply@content-service.invalid>');
-  const { app, throttle, deletions } = await createApp({
+  const { app, throttle, deletions, passwordWork } = await createApp({
     config: settings,
     connection: db.connection,
     logger: logs.logger,
     mailer,
   });
-  return { app, http: api(app.callback()), users: userModel(db.connection), throttle, deletions, db, logs };
+  return { app, http: api(app.callback()), users: userModel(db.connection), throttle, deletions, passwordWork, db, logs };
 }
 
 let counter = 0;

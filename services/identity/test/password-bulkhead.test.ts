@@ -9,11 +9,16 @@ import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD, uniqueE
 let h: IdentityHarness;
 /** Lookups of accounts since the test began. */
 const lookups: string[] = [];
+/** For each write of a user or a session, whether a place in the bulkhead was taken then. */
+const writes: { what: string; placesTaken: number }[] = [];
 
 beforeAll(async () => {
   h = await startIdentity(__filename, { BCRYPT_COST: 10, BCRYPT_CONCURRENCY: 1 });
   h.db.connection.set('debug', (collection: string, method: string) => {
     if (collection === 'users') lookups.push(method);
+    if ((collection === 'users' || collection === 'sessions') && (method === 'insertOne' || method === 'insertMany')) {
+      writes.push({ what: `${collection}.${method}`, placesTaken: h.passwordWork.load().running });
+    }
   });
 });
 afterAll(async () => {
@@ -87,5 +92,15 @@ describe('the password bulkhead', () => {
     for (const r of refused) expect(r.headers['retry-after']).toBe('1');
     // One lookup of the account per login that ran; none for a refused one.
     expect(lookups.filter((m) => m === 'findOne')).toHaveLength(answers.length - refused.length);
+  });
+
+  it('when a registration or a login writes its account or session, then its place in line is given back already', async () => {
+    writes.length = 0;
+    const { email } = await registered(h, 'writes');
+    await h.http.post('/api/auth/login').send({ email, password: TEST_PASSWORD }).expect(200);
+
+    // The user, the first session, the second session: hashing waits for none of them.
+    expect(writes.map((w) => w.what)).toEqual(['users.insertOne', 'sessions.insertOne', 'sessions.insertOne']);
+    expect(writes.map((w) => w.placesTaken)).toEqual([0, 0, 0]);
   });
 });
