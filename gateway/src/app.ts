@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { TokenVerifier } from '@cs/auth';
 import { messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
@@ -47,11 +48,13 @@ function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number, 
 }
 
 export interface GatewayOptions {
+  /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
+  tokens: TokenVerifier;
   /** Where the limits count when several gateways must share them (REDIS_URL); else in memory. */
   sharedLimits?: SharedLimits;
 }
 
-export function createGateway(config: Config, logger: Logger, { sharedLimits }: GatewayOptions = {}) {
+export function createGateway(config: Config, logger: Logger, { tokens, sharedLimits }: GatewayOptions) {
   const targets: Record<Upstream, string> = {
     identity: config.IDENTITY_URL,
     posts: config.POSTS_URL,
@@ -108,8 +111,14 @@ export function createGateway(config: Config, logger: Logger, { sharedLimits }: 
   const readiness = sharedReadiness(targets);
   app.get('/readyz', async (_req, res) => {
     const services = await readiness();
-    const ready = Object.values(services).every(Boolean);
-    res.status(ready ? 200 : 503).json(ready ? { status: 'ready', services } : { error: 'Not ready', services });
+    // Before its revocation list is read, the gateway cannot check tokens: not ready either.
+    const ready = Object.values(services).every(Boolean) && tokens.ready();
+    const notice = tokens.notice();
+    res.status(ready ? 200 : 503).json({
+      ...(ready ? { status: 'ready' } : { error: 'Not ready' }),
+      services,
+      ...(notice === undefined ? {} : { notices: { tokens: notice } }),
+    });
   });
 
   app.use(function knownMethods(req: Request, res: Response, next: NextFunction) {
@@ -128,7 +137,7 @@ export function createGateway(config: Config, logger: Logger, { sharedLimits }: 
   app.use(bodyLimit(config.BODY_LIMIT_BYTES));
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
-    if (!authGuard(found.auth, config.JWT_SECRET, req, res)) return;
+    if (!authGuard(found.auth, tokens, req, res)) return;
     // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
     const read = await readBody(req, config.BODY_LIMIT_BYTES);

@@ -1,4 +1,4 @@
-import { userIdFromAuthorization } from '@cs/auth';
+import type { TokenVerifier } from '@cs/auth';
 import { HttpError, messages } from '@cs/errors';
 import { type Logger, requestIdFrom } from '@cs/log';
 import { context } from '@opentelemetry/api';
@@ -63,17 +63,18 @@ export function bodyLimit(maxBytes: number) {
 }
 
 /**
- * Verifies the token before the hop, with the services' exact rules and messages, so a bad
- * request is answered here. The header is forwarded untouched: each service verifies it again.
+ * Verifies the token before the hop, with the services' exact rules and messages (a revoked token
+ * included), so a bad request is answered here. The header is forwarded untouched: each service
+ * verifies it again.
  */
-export function authGuard(rule: AuthRule, secret: string, req: Request, res: Response): boolean {
+export function authGuard(rule: AuthRule, tokens: TokenVerifier, req: Request, res: Response): boolean {
   if (rule === 'none' || (rule === 'optional' && req.headers.authorization === undefined)) return true;
   try {
-    userIdFromAuthorization(req.headers.authorization, secret);
+    tokens.userIdFromAuthorization(req.headers.authorization);
     return true;
   } catch (err) {
     const e = err instanceof HttpError ? err : new HttpError(401, messages.invalidToken);
-    sendError(res, e.status, e.message);
+    sendError(res, e.status, e.message, e.headers);
     return false;
   }
 }

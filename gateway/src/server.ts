@@ -1,3 +1,4 @@
+import { verifierFollowing } from '@cs/auth';
 import { ConfigError } from '@cs/config';
 import { runServer } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
     const metrics = await startMetrics('gateway', config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const sharedLimits = config.REDIS_URL ? createSharedLimits(config.REDIS_URL, logger) : undefined;
-    const app = createGateway(config, logger, { sharedLimits });
+    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+    const app = createGateway(config, logger, { tokens: tokens.verifier, sharedLimits });
     // Express's own reading of TRUST_PROXY: whether the peer of a connection is a proxy.
     const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
     const cap = connectionCap({
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
         logger.info({ maxConnections, openFiles, perAddress: config.CONNECTIONS_PER_ADDRESS }, 'connections bounded');
       },
       onClose: async () => {
+        tokens.stop();
         await metrics?.close();
         await sharedLimits?.close();
         await stopTracing();

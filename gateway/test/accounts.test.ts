@@ -90,7 +90,7 @@ describe('DELETE /api/auth/account through the gateway', () => {
     expect(login.status).toBe(401);
   });
 
-  it('when the deleted account’s token is still valid, then every write is refused with 401 and changes nothing; reads still answer', async () => {
+  it('when the deleted account’s token is used after the deletion, then every write is refused with 401 and changes nothing, and reads refuse it too once revoked', async () => {
     const victim = await populateAccount(system.gatewayUrl, 'stale');
     const bystander = await populateAccount(system.gatewayUrl, 'other');
     await http.delete('/api/auth/account').set(bearer(victim)).send({ password: victim.password }).expect(204);
@@ -128,9 +128,20 @@ describe('DELETE /api/auth/account through the gateway', () => {
         body: { error: 'Invalid or expired token' },
       });
     }
-    expect(await holdings(victim)).toEqual({ myPosts: 0, notes: 0, postsFound: 0, objects: 0, multipart: 0 });
-    // A read is not a write: the public list still answers the token's holder.
-    expect((await http.get(`/api/posts/${bystander.postIds[1]}`).set(bearer(victim))).status).toBe(200);
+    expect((await http.get(`/api/posts/${bystander.postIds[1]}`)).body.title).not.toBe('not mine');
+    // The deletion revoked every token of the account: reads refuse it too, within the bound.
+    await eventually(
+      'the deleted account’s token refused on reads',
+      async () =>
+        (
+          await Promise.all([
+            http.get('/api/posts/my-posts').set(bearer(victim)),
+            http.get('/api/notes').set(bearer(victim)),
+            http.get(`/api/posts/${bystander.postIds[1]}`).set(bearer(victim)),
+          ])
+        ).map((r) => r.status),
+      (statuses) => statuses.every((status) => status === 401),
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
-import { TEST_FRONTEND_ORIGIN, TEST_JWT_SECRET } from '@cs/testkit';
+import { answerEmptyLog, emptyRevocationLog, isLogRead, TEST_FRONTEND_ORIGIN, TEST_JWT_SECRET } from '@cs/testkit';
 
 export interface GatewayProcess {
   url: string;
@@ -14,8 +14,12 @@ export function everyUpstreamAt(url: string): Record<string, string> {
   return { IDENTITY_URL: url, POSTS_URL: url, NOTES_URL: url, FILES_URL: url };
 }
 
-/** The built gateway as its own process, with the environment a deployment would give it. */
+/**
+ * The built gateway as its own process, with the environment a deployment would give it; ready
+ * once it has read its revocation list (from IDENTITY_URL, or from an empty log when none is given).
+ */
 export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const log = env.IDENTITY_URL === undefined ? await emptyRevocationLog() : undefined;
   const port = await freePort();
   const child = spawnChild({
     name: 'gateway',
@@ -26,14 +30,31 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
       JWT_SECRET: TEST_JWT_SECRET,
       FRONTEND_ORIGIN: TEST_FRONTEND_ORIGIN,
       LOG_LEVEL: 'warn',
+      ...(log ? { IDENTITY_URL: log.url } : {}),
       ...env,
     },
     logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`),
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor('gateway', () => httpOk(`${url}/healthz`), { child });
-  return { url, child, stop: () => child.stop() };
+  // Read twice: the first read is applied before the second one starts. (Not /readyz, which would
+  // reach the upstreams a test is counting.)
+  const reads = log?.reads ?? (() => logReads.get(env.IDENTITY_URL ?? '') ?? 0);
+  const readsBefore = reads();
+  await waitFor('gateway to read its revocation list', async () => reads() >= readsBefore + 2, { child });
+  return {
+    url,
+    child,
+    stop: async () => {
+      const code = await child.stop();
+      await log?.close();
+      return code;
+    },
+  };
 }
+
+/** Reads of the revocation log each echo upstream answered, by its URL. */
+const logReads = new Map<string, number>();
 
 export interface Seen {
   method: string;
@@ -58,8 +79,15 @@ export async function echoUpstream({
 } = {}) {
   const seen: Seen[] = [];
   const served = new WeakSet<object>();
+  const listenPort = port || (await freePort());
+  const url = `http://127.0.0.1:${listenPort}`;
   let resetDone = false;
   const server: Server = createServer((req, res) => {
+    // As identity, it answers the revocation log (nothing revoked), and keeps no record of it.
+    if (isLogRead(req)) {
+      logReads.set(url, (logReads.get(url) ?? 0) + 1);
+      return answerEmptyLog(res);
+    }
     if ((resetReused && served.has(req.socket)) || (resetFirst && !resetDone)) {
       resetDone = true;
       req.socket.resetAndDestroy();
@@ -93,10 +121,9 @@ export async function echoUpstream({
   server.on('connection', () => {
     connections += 1;
   });
-  const listenPort = port || (await freePort());
   await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${listenPort}`,
+    url,
     seen,
     /** TCP connections accepted so far. */
     connections: () => connections,

@@ -183,10 +183,17 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       NOTES_URL: url('notes'),
       FILES_URL: url('files'),
     },
-    posts: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`) },
-    notes: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`), FILES_URL: url('files') },
+    // Every process but identity follows identity's revocation log (IDENTITY_URL).
+    posts: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`), IDENTITY_URL: url('identity') },
+    notes: {
+      HOST: LOOPBACK,
+      MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`),
+      FILES_URL: url('files'),
+      IDENTITY_URL: url('identity'),
+    },
     files: {
       HOST: LOOPBACK,
+      IDENTITY_URL: url('identity'),
       MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}files`),
       S3_ENDPOINT: storage.endpoint,
       S3_PUBLIC_ENDPOINT: storage.publicEndpoint ?? storage.endpoint,

@@ -8,5 +8,6 @@ export * from './logs';
 export * from './mail';
 export * from './pass-through';
 export * from './request-rules';
+export * from './revocation-log';
 export * from './system';
 export * from './tokens';

@@ -154,6 +154,11 @@ export const jwtSpec = {
   JWT_EXPIRES_IN: env.duration('1h'),
 };
 
+/** Where a service that is not identity reads the revocation log (@cs/auth's revocation feed). */
+export const revocationsSpec = {
+  IDENTITY_URL: env.url('http://127.0.0.1:4001'),
+};
+
 /**
  * A process's configuration: from process.env, or from `source` alone when a test gives one.
  */

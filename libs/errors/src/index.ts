@@ -49,6 +49,7 @@ export const messages = {
   bodyTooLarge: 'Request body too large',
   unsupportedMediaType: 'Content-Type must be application/json',
   unavailable: 'Service temporarily unavailable',
+  tokensNotCheckable: 'Tokens cannot be checked yet; try again shortly',
   upstreamUnavailable: 'Upstream service unavailable',
   upstreamTimeout: 'Upstream service timed out',
   tooManyRequests: 'Too many requests, please try again later',

@@ -2,12 +2,12 @@
  * Deleting an account everywhere, the services' side. Identity deletes the user, then calls
  * `POST /internal/users/deleted` on every service with a token of that user, again until it gets
  * a 204. A service records a tombstone and purges what the user owns (`@cs/mongo`
- * createDeletedAccounts). Tokens cannot be revoked, so a token issued before the deletion still
- * verifies: writes look the tombstone up instead, and reads never do.
+ * createDeletedAccounts). Identity also revokes the user's tokens, but that reaches a service
+ * within a second or so: writes look the tombstone up as well, so that none lands after the purge.
  */
 import { HttpError, messages } from '@cs/errors';
 import Router from '@koa/router';
-import { requireAuth } from './auth';
+import { requireInternalCaller } from './auth';
 import type { AppMiddleware, AppState } from './context';
 import { noBody } from './validate';
 
@@ -76,7 +76,7 @@ export function deletedAccountRoutes(
   { secret }: { secret: string },
 ): Router<AppState> {
   const router = new Router<AppState>();
-  router.post('/internal/users/deleted', requireAuth({ secret }), noBody(), async (ctx) => {
+  router.post('/internal/users/deleted', requireInternalCaller({ secret }), noBody(), async (ctx) => {
     await accounts.deleteAccount(ctx.state.userId as string);
     ctx.status = 204;
   });

@@ -1,5 +1,5 @@
 export { accessLog } from './access-log';
-export { optionalAuth, requireAuth } from './auth';
+export { optionalAuth, requireAuth, requireInternalCaller } from './auth';
 export { type Bulkhead, type BulkheadOptions, bulkheadRefusals, createBulkhead } from './bulkhead';
 export { CLIENT_ADDRESS_HEADER, clientAddressOf } from './client-address';
 export { conditionalGet } from './conditional-get';

@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { HttpError, messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
@@ -16,6 +17,8 @@ export interface ServiceAppOptions {
   logger: Logger;
   routers: Router<AppState>[];
   readiness: Record<string, ReadinessCheck>;
+  /** How the service verifies tokens: not ready before its revocation list is read, a notice when it is stale. */
+  tokens: TokenVerifier;
   bodyLimit?: string;
 }
 
@@ -25,7 +28,7 @@ export interface ServiceAppOptions {
  */
 const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
 
-export function createServiceApp({ logger, routers, readiness, bodyLimit }: ServiceAppOptions): Koa<AppState> {
+export function createServiceApp({ logger, routers, readiness, tokens, bodyLimit }: ServiceAppOptions): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
   if (tracingOn()) app.use(traceRequests());
@@ -34,7 +37,10 @@ export function createServiceApp({ logger, routers, readiness, bodyLimit }: Serv
   app.use(accessLog({ logger }));
   app.use(errorHandler({ logger }));
   app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));
-  const health = healthRoutes(Object.fromEntries(Object.entries(readiness).map(([k, c]) => [k, withTimeout(c)])));
+  const checks = { ...readiness, tokens: async () => tokens.ready() };
+  const health = healthRoutes(Object.fromEntries(Object.entries(checks).map(([k, c]) => [k, withTimeout(c)])), {
+    tokens: () => tokens.notice(),
+  });
   for (const router of [health, ...routers]) {
     app.use(router.routes());
     // An unknown method (TRACE, PATCH...) is the client's mistake too: 405, never the router's 501.

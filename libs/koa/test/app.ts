@@ -1,5 +1,5 @@
 import { objectIdParamSchema } from '@cs/contract';
-import { captureLogger, TEST_JWT_SECRET } from '@cs/testkit';
+import { captureLogger, verifierWithoutRevocations } from '@cs/testkit';
 import Router from '@koa/router';
 import request from 'supertest';
 import {
@@ -69,10 +69,10 @@ export function testApp(ready = true) {
   const logs = captureLogger('koa-test');
   const router = new Router<AppState>();
   router.param('id', validateParam(objectIdParamSchema));
-  router.get('/protected', requireAuth({ secret: TEST_JWT_SECRET }), (ctx) => {
+  router.get('/protected', requireAuth(verifierWithoutRevocations()), (ctx) => {
     ctx.body = { userId: ctx.state.userId };
   });
-  router.get('/optional', optionalAuth({ secret: TEST_JWT_SECRET }), (ctx) => {
+  router.get('/optional', optionalAuth(verifierWithoutRevocations()), (ctx) => {
     ctx.body = { userId: ctx.state.userId ?? null };
   });
   router.get('/things/:id', (ctx) => {
@@ -102,6 +102,11 @@ export function testApp(ready = true) {
   router.get('/db-away', () => {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:27017'), { name: 'MongoServerSelectionError' });
   });
-  const app = createServiceApp({ logger: logs.logger, routers: [router], readiness: { database: async () => ready } });
+  const app = createServiceApp({
+    logger: logs.logger,
+    routers: [router],
+    readiness: { database: async () => ready },
+    tokens: verifierWithoutRevocations(),
+  });
   return { app, http: request(app.callback()), logs };
 }

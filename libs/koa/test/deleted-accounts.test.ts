@@ -12,6 +12,7 @@ import {
   TEST_JWT_SECRET,
   type TestDatabase,
   tellDeleted,
+  verifierWithoutRevocations,
 } from '@cs/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import Router from '@koa/router';
@@ -36,7 +37,7 @@ beforeAll(async () => {
     await collection.deleteMany({ ownerId: userId });
   });
   const router = new Router<AppState>();
-  router.post('/things', requireAuth({ secret: TEST_JWT_SECRET }), refuseDeletedAccounts(accounts), async (ctx) => {
+  router.post('/things', requireAuth(verifierWithoutRevocations()), refuseDeletedAccounts(accounts), async (ctx) => {
     handled += 1;
     const ownerId = ctx.state.userId as string;
     await beforeWrite(ownerId);
@@ -52,6 +53,7 @@ beforeAll(async () => {
     logger: captureLogger('koa-test').logger,
     routers: [router, deletedAccountRoutes(accounts, { secret: TEST_JWT_SECRET })],
     readiness: {},
+    tokens: verifierWithoutRevocations(),
   });
   http = request(app.callback());
 });

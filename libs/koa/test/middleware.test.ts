@@ -113,6 +113,6 @@ describe('request ids and health', () => {
     expect((await http.get('/healthz')).status).toBe(200);
     const ready = await http.get('/readyz');
     expect(ready.status).toBe(503);
-    expect(ready.body).toEqual({ error: 'Not ready', checks: { database: 'failing' } });
+    expect(ready.body).toEqual({ error: 'Not ready', checks: { database: 'failing', tokens: 'ok' } });
   });
 });

@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
@@ -21,9 +22,11 @@ export interface Deps {
   config: Config;
   connection: Connection;
   logger: Logger;
+  /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
+  tokens: TokenVerifier;
 }
 
-export async function createApp({ config, connection, logger }: Deps) {
+export async function createApp({ config, connection, logger, tokens }: Deps) {
   const model = uploadModel(connection);
   const slotModel = linkSlotModel(connection);
   const multipartSlotsModel = multipartSlotModel(connection);
@@ -90,9 +93,9 @@ export async function createApp({ config, connection, logger }: Deps) {
   const app = createServiceApp({
     logger,
     routers: [
-      uploadRoutes(uploads, { secret, accounts, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
+      uploadRoutes(uploads, { tokens, accounts, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
       multipartRoutes(multipart, {
-        secret,
+        tokens,
         accounts,
         // A file larger than the account may hold unattached could never be kept.
         rules: {
@@ -104,6 +107,7 @@ export async function createApp({ config, connection, logger }: Deps) {
       deletedAccountRoutes(accounts, { secret }),
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },
+    tokens,
   });
   return { app, uploads, sweeper, multipart, storage, turns, accounts, removals };
 }

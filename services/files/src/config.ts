@@ -1,4 +1,4 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig, revocationsSpec } from '@cs/config';
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
@@ -14,6 +14,7 @@ export const DEFAULT_ALLOWED_TYPES = [
 
 export const configSpec = {
   ...jwtSpec,
+  ...revocationsSpec,
   PORT: env.port(4004),
   ...hostSpec,
   ...metricsSpec,

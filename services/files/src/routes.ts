@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import {
   multipartRequestSchema,
   partNumbersSchema,
@@ -14,6 +15,7 @@ import {
   refuseDeletedAccountLinks,
   refuseDeletedAccounts,
   requireAuth,
+  requireInternalCaller,
   validateBody,
   validateParam,
 } from '@cs/koa';
@@ -23,21 +25,21 @@ import type { Multipart } from './multipart';
 import { toMultipartRequest, toUploadRequest, type UploadRules } from './upload-input';
 import type { Uploads } from './uploads';
 
-/** Every router here: the secret, and deleted accounts, whose writes are refused (never their reads or deletes). */
+/** Every public router here: how tokens are verified, and deleted accounts, whose writes are refused (never their reads or deletes). */
 interface RouteOptions {
-  secret: string;
+  tokens: TokenVerifier;
   accounts: DeletedAccountsCheck;
 }
 
 /** `POST /upload-url` (and under /api): what browsers call, through the gateway. */
 export function uploadRoutes(
   uploads: Uploads,
-  { secret, accounts, rules }: RouteOptions & { rules: UploadRules },
+  { tokens, accounts, rules }: RouteOptions & { rules: UploadRules },
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.post(
     ['/upload-url', '/api/upload-url'],
-    requireAuth({ secret }),
+    requireAuth(tokens),
     refuseDeletedAccountLinks(accounts),
     validateBody(uploadRequestSchema),
     failureMessage(messages.uploadUrlFailed),
@@ -55,13 +57,13 @@ export function uploadRoutes(
  */
 export function multipartRoutes(
   multipart: Multipart,
-  { secret, accounts, rules }: RouteOptions & { rules: UploadRules },
+  { tokens, accounts, rules }: RouteOptions & { rules: UploadRules },
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.param('uploadId', validateParam(uploadIdParamSchema));
   const paths = (suffix: string) => [`/multipart-uploads${suffix}`, `/api/multipart-uploads${suffix}`];
   const owner = (ctx: { state: AppState }) => ctx.state.userId as string;
-  const auth = requireAuth({ secret });
+  const auth = requireAuth(tokens);
   const failed = failureMessage(messages.multipartFailed);
   const guard = [auth, failed] as const;
   const write = [auth, refuseDeletedAccounts(accounts), failed] as const;
@@ -94,9 +96,13 @@ export function multipartRoutes(
  * What the notes service calls, with the caller's own token. The gateway never routes
  * `/internal`, and every operation checks that the key belongs to the caller.
  */
-export function internalRoutes(uploads: Uploads, { secret, accounts }: RouteOptions): Router<AppState> {
+export function internalRoutes(
+  uploads: Uploads,
+  { secret, accounts }: { secret: string; accounts: DeletedAccountsCheck },
+): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/internal/uploads' });
-  router.use(requireAuth({ secret }));
+  // The caller's token, which notes verified (and checked against revocations) before calling.
+  router.use(requireInternalCaller({ secret }));
   const key = (ctx: { request: unknown }) => (bodyOf(ctx) as { key: string }).key;
   const keyed = validateBody(uploadKeyBodySchema);
 

@@ -1,3 +1,4 @@
+import { verifierFollowing } from '@cs/auth';
 import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
 import { createApp, sweepOnce } from './app';
@@ -7,8 +8,9 @@ void runService({
   name: 'files',
   readConfig,
   build: async (deps) => {
-    const { app, sweeper, removals, storage, turns } = await createApp(deps);
-    const { logger } = deps;
+    const { config, logger } = deps;
+    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+    const { app, sweeper, removals, storage, turns } = await createApp({ ...deps, tokens: tokens.verifier });
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,
       () => sweepOnce(sweeper, logger),
@@ -21,6 +23,7 @@ void runService({
       app,
       onClose: async () => {
         stopPruning();
+        tokens.stop();
         await stopSweeper();
         await stopRemovals();
         storage.destroy();

@@ -12,6 +12,7 @@ import {
   TEST_JWT_SECRET,
   type TestDatabase,
   testStorageSettings,
+  verifierWithoutRevocations,
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
@@ -82,6 +83,7 @@ export async function startFiles(
     config,
     connection: database.connection,
     logger: logs.logger,
+    tokens: verifierWithoutRevocations(),
   });
   const bucket = new ObjectStorage(s3);
   return {

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { createTokenVerifier, followRevocations, RevocationList } from '@cs/auth';
 import { parseDuration } from '@cs/config';
 import { createBulkhead, createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
@@ -9,10 +10,12 @@ import type { Config } from './config';
 import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
-import { refreshTokenModel, sessionModel, userModel } from './model';
+import { refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
 import { createRefreshTokens } from './refresh-tokens';
+import { createRevocationLog } from './revocation-log';
+import { revocationRoutes } from './revocation-routes';
 import { authRoutes } from './routes';
 import { createSessions } from './sessions';
 
@@ -43,15 +46,22 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const users = userModel(connection);
   const sessionRecords = sessionModel(connection);
   const refreshTokenRecords = refreshTokenModel(connection);
+  const revocationRecords = revocationModel(connection);
   // The unique indexes (e-mail, spent refresh tokens) must exist before the first request.
-  await Promise.all([users.init(), sessionRecords.init(), refreshTokenRecords.init()]);
+  await Promise.all([users.init(), sessionRecords.init(), refreshTokenRecords.init(), revocationRecords.init()]);
   const tokens = { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN };
+  const expiresInS = Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000);
+  const revocations = createRevocationLog(revocationRecords, { tokenLifetimeS: expiresInS });
+  // Identity verifies tokens as every process does, from a list that follows its own log.
+  const revoked = new RevocationList();
+  const verifier = createTokenVerifier(config.JWT_SECRET, revoked);
   const sessions = createSessions({
     sessions: sessionRecords,
     refreshTokens: refreshTokenRecords,
+    revocations,
     keys: createRefreshTokens(config.JWT_SECRET),
     tokens,
-    expiresInS: Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000),
+    expiresInS,
     settings: { idleMs: config.SESSION_IDLE_TTL, maxAgeMs: config.SESSION_MAX_AGE, graceMs: config.REFRESH_GRACE },
   });
   const throttle = createLoginThrottle(connection);
@@ -94,11 +104,15 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const app = createServiceApp({
     logger,
     routers: [
-      authRoutes({ accounts, resets, sessions }, { secret: config.JWT_SECRET, bcrypt: passwordWork, known }),
+      authRoutes({ accounts, resets, sessions }, { tokens: verifier, bcrypt: passwordWork, known }),
+      revocationRoutes(revocations),
     ],
     readiness: { database: () => isMongoReady(connection) },
+    tokens: verifier,
   });
-  return { app, throttle, resets, deletions, turns, passwordWork };
+  /** Starts following the revocation log; until the first read, protected routes answer 503. */
+  const followLog = () => followRevocations(revoked, revocations.after, { logger });
+  return { app, throttle, resets, deletions, turns, passwordWork, followLog };
 }
 
 /**

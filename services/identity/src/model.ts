@@ -144,6 +144,11 @@ export interface SessionRecord {
   lastUsedAt: Date;
   /** When it was ended (logout, log out everywhere, a new password, reuse of a spent token). */
   endedAt: Date | null;
+  /**
+   * The user's not-before (revocations.ts in @cs/auth) when the session started, in seconds: its
+   * access tokens are issued no earlier. A later revocation of the user ends the session.
+   */
+  tokensFrom?: number;
 }
 
 /**
@@ -166,6 +171,7 @@ const sessionSchema = new Schema<SessionRecord>(
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, required: true },
     endedAt: { type: Date, default: null },
+    tokensFrom: { type: Number },
   },
   { ...strict, collection: 'sessions' },
 );
@@ -181,6 +187,7 @@ const refreshTokenSchema = new Schema<RefreshTokenRecord>(
   },
   { ...strict, collection: 'refresh_tokens' },
 );
+// A session's tokens: to revoke the access tokens it was issued when it ends.
 refreshTokenSchema.index({ sessionId: 1 });
 
 export type SessionModel = Model<SessionRecord>;
@@ -192,4 +199,39 @@ export function sessionModel(connection: Connection): SessionModel {
 
 export function refreshTokenModel(connection: Connection): RefreshTokenModel {
   return modelOf(connection, 'RefreshToken', refreshTokenSchema);
+}
+
+// The revocation log (revocation-log.ts).
+
+/**
+ * One revocation: a user's not-before, or one access token by digest. `_id` is its number in the
+ * log, 1, 2, 3… with no gap, given by the unique index on `_id`.
+ */
+export interface RevocationRecord {
+  _id: number;
+  userId?: string;
+  /** Seconds since the epoch. */
+  notBefore?: number;
+  digest?: string;
+  /** Seconds since the epoch: when every token the entry refuses has expired. */
+  until: number;
+}
+
+const revocationSchema = new Schema<RevocationRecord>(
+  {
+    _id: { type: Number, required: true },
+    userId: { type: String },
+    notBefore: { type: Number },
+    digest: { type: String },
+    until: { type: Number, required: true },
+  },
+  { ...strict, collection: 'revocations' },
+);
+// A user's newest not-before, when a session starts.
+revocationSchema.index({ userId: 1, _id: -1 });
+
+export type RevocationModel = Model<RevocationRecord>;
+
+export function revocationModel(connection: Connection): RevocationModel {
+  return modelOf(connection, 'Revocation', revocationSchema);
 }

@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import {
   changePasswordSchema,
   credentialsSchema,
@@ -29,10 +30,10 @@ import type { Sessions } from './sessions';
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
   { accounts, resets, sessions }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions },
-  { secret, bcrypt, known }: { secret: string; bcrypt: Bulkhead; known: KnownClients },
+  { tokens, bcrypt, known }: { tokens: TokenVerifier; bcrypt: Bulkhead; known: KnownClients },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
-  const authenticated = requireAuth({ secret });
+  const authenticated = requireAuth(tokens);
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
   const clientOf = (ctx: AppContext): Client => {
     const address = clientAddressOf(ctx);
@@ -67,7 +68,9 @@ export function authRoutes(
   });
 
   router.post('/logout', validateBody(refreshTokenBodySchema), failureMessage(messages.logoutFailed), async (ctx) => {
-    await sessions.endByToken(strings<'refreshToken'>(ctx).refreshToken);
+    // A Bearer token sent along stops working too; a missing or wrong one changes nothing here.
+    const bearer = ctx.headers.authorization?.startsWith('Bearer ') ? ctx.headers.authorization.slice(7) : undefined;
+    await sessions.endByToken(strings<'refreshToken'>(ctx).refreshToken, bearer);
     ctx.status = 204;
   });
 

@@ -14,13 +14,21 @@
  * account's deletion, on reuse of a spent token, IDLE_MS after its last refresh and MAX_AGE_MS
  * after its login. Ending is a plain write of `endedAt`: a refresh that read the session just
  * before may still answer one pair, whose refresh token then finds the session ended.
+ *
+ * Ending reaches the access tokens too, through the revocation log (revocation-log.ts): a session
+ * ended alone revokes the access tokens it was issued that have not expired (each is the token
+ * signed for its refresh token's record, so the records are their digests' keeping); every
+ * session of a user ending revokes all the user's tokens issued until then. A session's tokens
+ * are issued no earlier than the user's not-before when it started (`tokensFrom`), so a login
+ * right after "log out everywhere", even within the same second, gets a token that works.
  */
 import { randomBytes } from 'node:crypto';
-import { signToken, type TokenSettings } from '@cs/auth';
+import { signToken, type TokenSettings, tokenDigest, verifyClaims } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
 import type { RefreshTokens } from './refresh-tokens';
+import type { RevocationLog } from './revocation-log';
 
 /** What register, login, a password change and a refresh answer. */
 export interface SessionTokens {
@@ -56,6 +64,7 @@ const USER_AGENT_MAX = 256;
 export function createSessions({
   sessions,
   refreshTokens,
+  revocations,
   keys,
   tokens,
   expiresInS,
@@ -64,6 +73,7 @@ export function createSessions({
 }: {
   sessions: SessionModel;
   refreshTokens: RefreshTokenModel;
+  revocations: RevocationLog;
   keys: RefreshTokens;
   tokens: TokenSettings;
   /** The access token's lifetime in seconds (JWT_EXPIRES_IN). */
@@ -86,13 +96,25 @@ export function createSessions({
     at - session.lastUsedAt.getTime() < settings.idleMs &&
     at - session.createdAt.getTime() < settings.maxAgeMs;
 
+  /** The session ends, and so do the access tokens it was issued that are still valid. */
   const endSession = async (id: string) => {
-    await sessions.updateOne({ _id: id, endedAt: null }, { $set: { endedAt: new Date(now()) } });
+    const at = now();
+    await sessions.updateOne({ _id: id, endedAt: null }, { $set: { endedAt: new Date(at) } });
+    const issued = await refreshTokens
+      .find({ sessionId: id, issuedAt: trusted({ $gt: new Date(at - expiresInS * 1000) }) }, { userId: 1, issuedAt: 1 })
+      .lean<Pick<RefreshTokenRecord, 'userId' | 'issuedAt'>[]>();
+    await revocations.revokeTokens(
+      issued.map(({ userId, issuedAt }) => {
+        const { token } = pair(userId, '', issuedAt);
+        return { digest: tokenDigest(token), expiresAt: Math.floor(issuedAt.getTime() / 1000) + expiresInS };
+      }),
+    );
   };
 
   return {
     /** A new session for `userId` (a login, a register, a new password), and its first pair. */
     async start(userId: string, userAgent: string | undefined): Promise<SessionTokens> {
+      const tokensFrom = await revocations.notBeforeOf(userId);
       const at = new Date(now());
       const id = randomBytes(12).toString('hex');
       const refreshToken = keys.fresh();
@@ -103,9 +125,11 @@ export function createSessions({
         createdAt: at,
         lastUsedAt: at,
         endedAt: null,
+        tokensFrom,
       });
-      await refreshTokens.create({ _id: keys.hashOf(refreshToken), sessionId: id, userId, issuedAt: at });
-      return pair(userId, refreshToken, at);
+      const issuedAt = new Date(Math.max(at.getTime(), tokensFrom * 1000));
+      await refreshTokens.create({ _id: keys.hashOf(refreshToken), sessionId: id, userId, issuedAt });
+      return pair(userId, refreshToken, issuedAt);
     },
 
     /** Spends `refreshToken` for the next pair (see above); 401 when it cannot. */
@@ -117,8 +141,9 @@ export function createSessions({
       if (!live(session, at)) throw refused();
       const successor = keys.successorOf(refreshToken);
       const issued = { _id: keys.hashOf(successor), sessionId: session._id, userId: presented.userId };
+      const issuedAt = new Date(Math.max(at, (session.tokensFrom ?? 0) * 1000));
       try {
-        await refreshTokens.create({ ...issued, issuedAt: new Date(at) });
+        await refreshTokens.create({ ...issued, issuedAt });
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // Spent already: by a racer a moment ago (the same pair again), or long ago (stolen).
@@ -132,13 +157,24 @@ export function createSessions({
       }
       // Later refreshes only move it on: a racer's older time written last costs a few ms of idle.
       await sessions.updateOne({ _id: session._id }, { $set: { lastUsedAt: new Date(at) } });
-      return pair(presented.userId, successor, new Date(at));
+      return pair(presented.userId, successor, issuedAt);
     },
 
-    /** Logout: the session of `refreshToken` ends, if it was one. */
-    async endByToken(refreshToken: string): Promise<void> {
+    /**
+     * Logout: the session of `refreshToken` ends, if it was one, and so does `accessToken` (the
+     * request's Bearer token), when it is one of ours.
+     */
+    async endByToken(refreshToken: string, accessToken?: string): Promise<void> {
       const presented = await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
       if (presented) await endSession(presented.sessionId);
+      if (accessToken === undefined) return;
+      let expiresAt: number;
+      try {
+        ({ expiresAt } = verifyClaims(accessToken, tokens.secret));
+      } catch {
+        return;
+      }
+      await revocations.revokeTokens([{ digest: tokenDigest(accessToken), expiresAt }]);
     },
 
     /** The caller's live sessions, newest first. */
@@ -160,14 +196,20 @@ export function createSessions({
       await endSession(sessionId);
     },
 
-    /** Every session of `userId` ends: log out everywhere, a new password, a deleted account. */
+    /**
+     * Every session of `userId` ends, and every access token issued to the user until now stops
+     * working: log out everywhere, a new password, a deleted account.
+     */
     async endAll(userId: string): Promise<void> {
       await sessions.updateMany({ userId, endedAt: null }, { $set: { endedAt: new Date(now()) } });
+      await revocations.revokeUser(userId);
     },
 
     /** A deleted account's sessions and refresh tokens go: nothing of it is kept. Idempotent. */
     async forgetAll(userId: string): Promise<void> {
-      // The tokens first: whatever happens after, none of them refreshes again.
+      // Its access tokens stop working (again: a deletion finished by the outbox may not have
+      // ended its sessions), and its refresh tokens go first: none of them refreshes again.
+      await revocations.revokeUser(userId);
       await refreshTokens.deleteMany({ userId });
       await sessions.deleteMany({ userId });
     },

@@ -38,6 +38,8 @@ export interface IdentityHarness {
   passwordWork: Bulkhead;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
+  /** A second replica of identity on the same database, as another process would be. */
+  replica(): Promise<ReturnType<typeof api>>;
 }
 
 /** The identity app in-process, on a database of the calling test file's own. */
@@ -45,14 +47,47 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
   const db = await openTestDatabase(file);
   const logs = captureLogger('identity');
   const settings = { ...TEST_CONFIG, ...config };
+  const built = await identityOn(db.connection, settings, logs.logger);
+  const replicas: Built[] = [built];
+  const harness: IdentityHarness = {
+    app: built.app,
+    http: api(built.app.callback()),
+    users: userModel(db.connection),
+    throttle: built.throttle,
+    deletions: built.deletions,
+    passwordWork: built.passwordWork,
+    logs,
+    db: {
+      ...db,
+      // Each replica stops following the revocation log before the database goes.
+      drop: async () => {
+        for (const replica of replicas) replica.following.stop();
+        await db.drop();
+      },
+    },
+    replica: async () => {
+      const other = await identityOn(db.connection, settings, logs.logger);
+      replicas.push(other);
+      return api(other.app.callback());
+    },
+  };
+  return harness;
+}
+
+type App = Awaited<ReturnType<typeof createApp>>;
+type Built = App & { following: ReturnType<App['followLog']> };
+
+/** One identity process's app on `connection`, following the revocation log, up to date with it. */
+async function identityOn(
+  connection: TestDatabase['connection'],
+  settings: typeof TEST_CONFIG,
+  logger: ReturnType<typeof captureLogger>['logger'],
+): Promise<Built> {
   const mailer = createMailer(settings.SMTP_URL, 'Content Service <no-reply@content-service.invalid>');
-  const { app, throttle, deletions, passwordWork } = await createApp({
-    config: settings,
-    connection: db.connection,
-    logger: logs.logger,
-    mailer,
-  });
-  return { app, http: api(app.callback()), users: userModel(db.connection), throttle, deletions, passwordWork, db, logs };
+  const app = await createApp({ config: settings, connection, logger, mailer });
+  const following = app.followLog();
+  await following.caughtUp();
+  return { ...app, following };
 }
 
 let counter = 0;

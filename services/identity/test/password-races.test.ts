@@ -3,11 +3,9 @@
  * (FerretDB by default, where a filtered update is not atomic): of two writes that checked the
  * same hash, exactly one takes effect, and only that one reports success.
  */
-import { api, waitForMail } from '@cs/testkit';
+import { type api, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createApp } from '../src/app';
-import { createMailer } from '../src/mailer';
-import { type IdentityHarness, registered, startIdentity, TEST_CONFIG, TEST_PASSWORD } from './helpers';
+import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD } from './helpers';
 
 const TRIES = 8;
 let a: IdentityHarness;
@@ -17,13 +15,7 @@ let b: { http: ReturnType<typeof api> };
 beforeAll(async () => {
   expect(process.env.SMTP_URL).toBeTruthy(); // the test kit runs a real SMTP server
   a = await startIdentity(__filename);
-  const { app } = await createApp({
-    config: TEST_CONFIG,
-    connection: a.db.connection,
-    logger: a.logs.logger,
-    mailer: createMailer(TEST_CONFIG.SMTP_URL, 'Content Service <no-reply@content-service.invalid>'),
-  });
-  b = { http: api(app.callback()) };
+  b = { http: await a.replica() };
 });
 afterAll(async () => {
   await a.db.drop();

@@ -1,9 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { api, waitForMail } from '@cs/testkit';
+import { type api, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createApp } from '../src/app';
-import { createMailer } from '../src/mailer';
-import { type IdentityHarness, startIdentity, TEST_CONFIG, TEST_PASSWORD, uniqueEmail } from './helpers';
+import { type IdentityHarness, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
 
 const REFUSED = { error: 'Invalid or expired refresh token' };
 let h: IdentityHarness;
@@ -13,13 +11,7 @@ const others: IdentityHarness[] = [];
 
 beforeAll(async () => {
   h = await startIdentity(__filename);
-  const { app } = await createApp({
-    config: TEST_CONFIG,
-    connection: h.db.connection,
-    logger: h.logs.logger,
-    mailer: createMailer(TEST_CONFIG.SMTP_URL, 'Content Service <no-reply@content-service.invalid>'),
-  });
-  replica = api(app.callback());
+  replica = await h.replica();
 });
 afterAll(async () => {
   await Promise.all([h, ...others].map((harness) => harness.db.drop()));

@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
@@ -13,9 +14,11 @@ export interface Deps {
   config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'>;
   connection: Connection;
   logger: Logger;
+  /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
+  tokens: TokenVerifier;
 }
 
-export async function createApp({ config, connection, logger }: Deps) {
+export async function createApp({ config, connection, logger, tokens }: Deps) {
   const notes = noteModel(connection);
   const pending = pendingReleaseModel(connection);
   await Promise.all([notes.init(), pending.init()]);
@@ -32,12 +35,13 @@ export async function createApp({ config, connection, logger }: Deps) {
   const app = createServiceApp({
     logger,
     routers: [
-      noteRoutes(domain, { secret, accounts }),
+      noteRoutes(domain, { tokens, accounts }),
       internalRoutes(domain, { secret }),
       deletedAccountRoutes(accounts, { secret }),
     ],
     // Files being away degrades attachments only; notes stay ready on their database alone.
     readiness: { database: () => isMongoReady(connection) },
+    tokens,
   });
   return { app, outbox, turns, accounts };
 }

@@ -1,5 +1,5 @@
 import { attachmentRemovedSchema } from '@cs/contract';
-import { type AppState, bodyOf, requireAuth, validateBody } from '@cs/koa';
+import { type AppState, bodyOf, requireInternalCaller, validateBody } from '@cs/koa';
 import Router from '@koa/router';
 import type { Notes } from './notes';
 
@@ -9,7 +9,7 @@ import type { Notes } from './notes';
  */
 export function internalRoutes(notes: Notes, { secret }: { secret: string }): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/internal' });
-  router.use(requireAuth({ secret }));
+  router.use(requireInternalCaller({ secret }));
 
   /** `{key, reason}`: the object of `key` was removed; the author's note that holds it lets it go. 204. */
   router.post('/attachments/removed', validateBody(attachmentRemovedSchema), async (ctx) => {

@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { createNoteSchema, LIMITS, objectIdParamSchema, updateNoteSchema } from '@cs/contract';
 import {
   type AppState,
@@ -20,10 +21,10 @@ import type { Notes } from './notes';
 /** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
 export function noteRoutes(
   notes: Notes,
-  { secret, accounts }: { secret: string; accounts: DeletedAccountsCheck },
+  { tokens, accounts }: { tokens: TokenVerifier; accounts: DeletedAccountsCheck },
 ): Router<AppState> {
   const router = new Router<AppState>();
-  router.use(['/api/notes', '/notes'], requireAuth({ secret }));
+  router.use(['/api/notes', '/notes'], requireAuth(tokens));
   router.param('id', validateParam(objectIdParamSchema));
   const refuseDeleted = refuseDeletedAccounts(accounts);
   const caller = (ctx: { state: AppState }) => ctx.state.userId as string;

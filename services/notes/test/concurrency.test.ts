@@ -5,7 +5,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { api, captureLogger, TEST_JWT_SECRET } from '@cs/testkit';
+import { api, captureLogger, TEST_JWT_SECRET, verifierWithoutRevocations } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection, Types } from 'mongoose';
 import { createApp } from '../src/app';
@@ -25,6 +25,7 @@ beforeAll(async () => {
     config: { JWT_SECRET: TEST_JWT_SECRET, FILES_URL: h.files.url, FILES_TIMEOUT: 2000, FILES_RETRY_WINDOW: 0 },
     connection: h.notes.db,
     logger: captureLogger('notes-replica').logger,
+    tokens: verifierWithoutRevocations(),
   });
   other = api(replica.app.callback());
 }, 60_000);

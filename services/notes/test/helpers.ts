@@ -6,11 +6,13 @@ import {
   api,
   type Caller,
   captureLogger,
+  emptyRevocationLog,
   newCaller,
   openTestDatabase,
   TEST_JWT_SECRET,
   type TestDatabase,
   testStorageSettings,
+  verifierWithoutRevocations,
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseModel } from '../src/model';
@@ -32,10 +34,12 @@ export class FilesService {
   private constructor(
     readonly port: number,
     private readonly db: TestDatabase,
+    /** Identity, as files sees it here: its revocation log, with nothing revoked. */
+    private readonly identity: Awaited<ReturnType<typeof emptyRevocationLog>>,
   ) {}
 
   static async create(file: string): Promise<FilesService> {
-    return new FilesService(await freePort(), await openTestDatabase(`files-for-${file}`));
+    return new FilesService(await freePort(), await openTestDatabase(`files-for-${file}`), await emptyRevocationLog());
   }
 
   get url(): string {
@@ -59,11 +63,13 @@ export class FilesService {
         S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
         STORAGE_BUCKET: s3.bucket,
         STORAGE_REGION: s3.region,
+        IDENTITY_URL: this.identity.url,
         LOG_LEVEL: 'warn',
       },
       logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `files-${this.port}.log`),
     });
-    await waitFor('files', () => httpOk(`${this.url}/healthz`), { child: this.child });
+    // Ready: its database, its storage, and its revocation list read.
+    await waitFor('files', () => httpOk(`${this.url}/readyz`), { child: this.child });
   }
 
   async stop(): Promise<void> {
@@ -74,6 +80,7 @@ export class FilesService {
   async dispose(): Promise<void> {
     await this.stop();
     await this.db.drop();
+    await this.identity.close();
   }
 }
 
@@ -113,6 +120,7 @@ export async function startNotes(
       },
       connection: db.connection,
       logger: logs.logger,
+      tokens: verifierWithoutRevocations(),
     });
   } catch (err) {
     // Never leave the files process behind when the suite cannot start.

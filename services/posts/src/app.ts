@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
@@ -11,9 +12,11 @@ export interface Deps {
   config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
+  /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
+  tokens: TokenVerifier;
 }
 
-export async function createApp({ config, connection, logger }: Deps) {
+export async function createApp({ config, connection, logger, tokens }: Deps) {
   const model = postModel(connection);
   await model.init();
   const turns = await createTurns(connection);
@@ -22,8 +25,9 @@ export async function createApp({ config, connection, logger }: Deps) {
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
-    routers: [postRoutes(posts, { secret, accounts }), deletedAccountRoutes(accounts, { secret })],
+    routers: [postRoutes(posts, { tokens, accounts }), deletedAccountRoutes(accounts, { secret })],
     readiness: { database: () => isMongoReady(connection) },
+    tokens,
   });
   return { app, turns, accounts };
 }

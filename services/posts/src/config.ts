@@ -1,7 +1,8 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig, revocationsSpec } from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
+  ...revocationsSpec,
   PORT: env.port(4002),
   ...hostSpec,
   ...metricsSpec,

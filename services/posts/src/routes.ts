@@ -1,3 +1,4 @@
+import type { TokenVerifier } from '@cs/auth';
 import { createPostSchema, LIMITS, objectIdParamSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppState,
@@ -25,14 +26,14 @@ import { messages } from './terms';
 const timed = <T>(ctx: { state: AppState }, work: Promise<T>) => ctx.state.timed?.('db', work) ?? work;
 
 export interface PostRouteOptions {
-  secret: string;
+  tokens: TokenVerifier;
   /** Deleted accounts: their writes are refused (reads and deletes are not looked up). */
   accounts: DeletedAccountsCheck;
 }
 
-export function postRoutes(posts: Posts, { secret, accounts }: PostRouteOptions): Router<AppState> {
+export function postRoutes(posts: Posts, { tokens, accounts }: PostRouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/posts' });
-  const auth = requireAuth({ secret });
+  const auth = requireAuth(tokens);
   const write = [auth, refuseDeletedAccounts(accounts)] as const;
   router.param('id', validateParam(objectIdParamSchema));
 
@@ -56,7 +57,7 @@ export function postRoutes(posts: Posts, { secret, accounts }: PostRouteOptions)
   router.get(
     '/:id',
     serverTiming(),
-    optionalAuth({ secret }),
+    optionalAuth(tokens),
     conditionalGet(),
     failureMessage(messages.fetchOneFailed),
     async (ctx) => {

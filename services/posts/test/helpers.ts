@@ -1,5 +1,13 @@
 import type { DeletedAccounts } from '@cs/mongo';
-import { api, captureLogger, newUserId, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
+import {
+  api,
+  captureLogger,
+  newUserId,
+  openTestDatabase,
+  TEST_JWT_SECRET,
+  type TestDatabase,
+  verifierWithoutRevocations,
+} from '@cs/testkit';
 import { Types } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
 import { createListing, markListingChanged } from '../src/listing';
@@ -24,6 +32,7 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     config: { JWT_SECRET: TEST_JWT_SECRET },
     connection: db.connection,
     logger: logs.logger,
+    tokens: verifierWithoutRevocations(),
   });
   const model = postModel(db.connection);
   const posts = createPosts(model, turns, createListing(model, coldListBulkhead({})));

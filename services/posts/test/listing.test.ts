@@ -3,7 +3,7 @@
  * their own connections to one real database: the list is kept while nothing is logged, and every
  * change to a published post, made through either replica, is in the other's very next answer.
  */
-import { api, captureLogger, TEST_JWT_SECRET, tellDeleted } from '@cs/testkit';
+import { api, captureLogger, TEST_JWT_SECRET, tellDeleted, verifierWithoutRevocations } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
@@ -24,6 +24,7 @@ beforeAll(async () => {
     config: { JWT_SECRET: TEST_JWT_SECRET },
     connection: other,
     logger: captureLogger('posts-b').logger,
+    tokens: verifierWithoutRevocations(),
   });
   b = api(app.callback());
 });

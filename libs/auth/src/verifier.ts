@@ -1,0 +1,49 @@
+/**
+ * How the gateway and every service check a client's access token: the signature, the expiry and
+ * the claims (tokens.ts), then the revocation list in memory (revocations.ts). No database read.
+ *
+ * A process that has not yet read the list once cannot tell a revoked token from a good one: it
+ * answers 503 with Retry-After, and its readiness says so, rather than let a revoked token through.
+ * Once it has, a feed that stops answering leaves it on the list it has: tokens revoked since are
+ * let through while the feed is down, and the operator is told (a metric, and a notice in
+ * readiness, after STALE_AFTER_MS).
+ */
+import { HttpError, messages } from '@cs/errors';
+import type { RevocationList } from './revocations';
+import { bearerToken, verifyClaims } from './tokens';
+
+/** Past this without being up to date, the list is stale: the revocation bound no longer holds. */
+export const STALE_AFTER_MS = 5_000;
+
+export interface TokenVerifier {
+  /** The user id of a request's `Authorization` header; throws 401 (or 503 before the list is read). */
+  userIdFromAuthorization(header: string | undefined): string;
+  /** Whether the process can verify: it has read the revocation list once. */
+  ready(): boolean;
+  /** A sentence for the operator when the revocation list is stale; undefined when it is current. */
+  notice(now?: number): string | undefined;
+}
+
+export function createTokenVerifier(secret: string, revocations: RevocationList): TokenVerifier {
+  if (!secret) throw new Error('a token verifier needs a secret');
+  return {
+    userIdFromAuthorization(header) {
+      const token = bearerToken(header);
+      const { userId, issuedAt } = verifyClaims(token, secret);
+      if (revocations.currentAt === undefined) {
+        throw new HttpError(503, messages.tokensNotCheckable, { headers: { 'Retry-After': '1' } });
+      }
+      if (revocations.refuses(token, userId, issuedAt)) throw new HttpError(401, messages.invalidToken);
+      return userId;
+    },
+
+    ready: () => revocations.currentAt !== undefined,
+
+    notice(now = Date.now()) {
+      if (revocations.currentAt === undefined) return 'the revocation list has not been read yet';
+      const age = now - revocations.currentAt;
+      if (age <= STALE_AFTER_MS) return undefined;
+      return `the revocation list has not been brought up to date for ${Math.round(age / 1000)} s: tokens revoked since then are still accepted`;
+    },
+  };
+}
