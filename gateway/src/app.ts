@@ -93,7 +93,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     cors({
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Refresh-Token'],
       exposedHeaders: [
         'X-Request-Id',
         'ETag',

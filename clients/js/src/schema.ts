@@ -63,7 +63,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session of this refresh token: it and every token refreshed from it stop working. 204 whether or not the token was live. */
+        /** End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live. */
         post: operations["logout"];
         delete?: never;
         options?: never;
@@ -617,9 +617,19 @@ export interface components {
             /** @description The access token’s lifetime, in seconds. */
             expiresIn: number;
         };
+        CookieSessionTokens: {
+            /** @description The contract’s JWT. */
+            token: string;
+            /** @description The access token’s lifetime, in seconds. */
+            expiresIn: number;
+        };
         RefreshToken: {
             /** @description Opaque; a login, a register or the last refresh answered it. */
             refreshToken: string;
+        };
+        Logout: {
+            /** @description Opaque; a login, a register or the last refresh answered it. */
+            refreshToken?: string;
         };
         Session: {
             id: string;
@@ -776,6 +786,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Cookie mode asked for by a request the browser marks cross-site. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No such resource, or not the caller’s. */
         NotFound: {
             headers: {
@@ -870,7 +889,10 @@ export interface operations {
     register: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
@@ -886,10 +908,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionTokens"];
+                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -902,7 +925,10 @@ export interface operations {
     login: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
@@ -918,11 +944,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionTokens"];
+                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -935,11 +962,14 @@ export interface operations {
     refresh: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RefreshToken"];
             };
@@ -951,11 +981,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionTokens"];
+                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -968,13 +999,16 @@ export interface operations {
     logout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["RefreshToken"];
+                "application/json": components["schemas"]["Logout"];
             };
         };
         responses: {
@@ -986,6 +1020,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1103,7 +1138,10 @@ export interface operations {
     changePassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
@@ -1119,11 +1157,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionTokens"];
+                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

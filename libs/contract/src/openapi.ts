@@ -25,6 +25,7 @@ const errorResponses = {
     oneOf: [ref('Error'), ref('ValidationErrors')],
   }),
   Unauthorized: response('No Bearer token (no-token-provided), or an invalid or expired one.', ref('Error')),
+  Forbidden: response('Cookie mode asked for by a request the browser marks cross-site.', ref('Error')),
   NotFound: response('No such resource, or not the caller’s.', ref('Error')),
   Conflict: response('The resource changed at the same time, or is in another state.', ref('Error')),
   PayloadTooLarge: response('The body is larger than 100 kB.', ref('Error')),
@@ -49,6 +50,7 @@ type ErrorName = keyof typeof errorResponses;
 const STATUS: Record<ErrorName, number> = {
   BadRequest: 400,
   Unauthorized: 401,
+  Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
   PayloadTooLarge: 413,
@@ -76,6 +78,10 @@ interface OperationSpec {
   cached?: boolean;
   /** A keyset-paged list: `limit` and `cursor` in, the next page in a Link header. */
   paged?: { defaultLimit: number; maxLimit: number };
+  /** A route of sessions that cookie mode changes: the X-Refresh-Token header (refresh-cookie.ts in identity). */
+  refreshCookie?: boolean;
+  /** The body may be left out (cookie mode's refresh and logout). */
+  bodyOptional?: boolean;
 }
 
 const LINK_HEADERS = {
@@ -112,6 +118,8 @@ function operation({
   errors = [],
   cached = false,
   paged,
+  refreshCookie = false,
+  bodyOptional = false,
 }: OperationSpec) {
   const names = new Set<ErrorName>(errors);
   if (paged) {
@@ -130,6 +138,7 @@ function operation({
   }
   if (body) for (const n of ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'] as const) names.add(n);
   if (auth !== 'none') names.add('Unauthorized');
+  if (refreshCookie) names.add('Forbidden');
   if (pathId) {
     names.add('BadRequest');
     names.add('NotFound');
@@ -151,8 +160,17 @@ function operation({
     description: 'An ETag from an earlier answer.',
     schema: { type: 'string' },
   };
+  const cookieMode = {
+    name: 'X-Refresh-Token',
+    in: 'header',
+    required: false,
+    description:
+      'Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403.',
+    schema: { type: 'string', enum: ['cookie'] },
+  };
   const parameters = [
     ...(cached ? [ifNoneMatch] : []),
+    ...(refreshCookie ? [cookieMode] : []),
     ...(pathId
       ? [
           {
@@ -193,7 +211,7 @@ function operation({
         ? { security: [{}, { bearerAuth: [] }] }
         : { security: [] }),
     ...(parameters.length ? { parameters } : {}),
-    ...(body ? { requestBody: { required: true, content: json(body) } } : {}),
+    ...(body ? { requestBody: { required: !bodyOptional, content: json(body) } } : {}),
     responses,
   };
 }
@@ -285,11 +303,15 @@ export const openApiDocument = {
     title: 'Content service API',
     version: API_VERSION,
     description:
-      'Accounts and login with signed tokens, posts, notes, and time-limited links for direct upload to and download from object storage. Errors are `{error}`; the validation step answers `{errors: [{field, message}]}`. Bodies are JSON, at most 100 kB.',
+      'Accounts and login with signed tokens, posts, notes, and time-limited links for direct upload to and download from object storage. Errors are `{error}`; the validation step answers `{errors: [{field, message}]}`. Bodies are JSON, at most 100 kB.\n\n' +
+      'Sessions: register and login answer a session, `{token, refreshToken, expiresIn}`. The access token is the contract’s JWT (`id`, `iat`, `exp`), verified without a database read; `POST /api/auth/refresh` spends the refresh token for the next pair (the same token again within 10 s answers the same pair; later, it ends the session as stolen). Logout, ending a session, logging out everywhere, a new password and deleting the account revoke access tokens too: every gateway and service refuses them within about a second. A client that never calls these sees the contract’s tokens, valid until they expire. A web page on this origin can keep the refresh token in an HttpOnly cookie instead (`X-Refresh-Token: cookie`).',
   },
   servers: [{ url: '/' }],
   tags: [
-    { name: 'auth', description: 'Register, log in, change or reset a password, delete an account.' },
+    {
+      name: 'auth',
+      description: 'Register, log in, refresh and end sessions, change or reset a password, delete an account.',
+    },
     { name: 'posts', description: 'Posts: drafts, publishing, the public list.' },
     { name: 'notes', description: 'Notes owned by a user, with an optional attachment.' },
     { name: 'files', description: 'Signed upload links: one PUT, or a large file in parts.' },
@@ -302,9 +324,14 @@ export const openApiDocument = {
         summary:
           'Create an account; returns its first session: the access token, a refresh token and the access token’s lifetime.',
         tag: 'auth',
+        refreshCookie: true,
         auth: 'none',
         body: ref('Credentials'),
-        ok: { status: 201, description: 'Registered.', schema: ref('SessionTokens') },
+        ok: {
+          status: 201,
+          description: 'Registered.',
+          schema: { oneOf: [ref('SessionTokens'), ref('CookieSessionTokens')] },
+        },
       }),
     },
     '/api/auth/login': {
@@ -313,9 +340,14 @@ export const openApiDocument = {
         summary:
           'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.',
         tag: 'auth',
+        refreshCookie: true,
         auth: 'none',
         body: ref('Login'),
-        ok: { status: 200, description: 'Logged in: a new session.', schema: ref('SessionTokens') },
+        ok: {
+          status: 200,
+          description: 'Logged in: a new session.',
+          schema: { oneOf: [ref('SessionTokens'), ref('CookieSessionTokens')] },
+        },
         errors: ['Unauthorized'],
       }),
     },
@@ -325,9 +357,15 @@ export const openApiDocument = {
         summary:
           'The next pair of a session, for its refresh token, which is then spent. The same token presented again within 10 s answers the same pair (two tabs, a retried request); after that it counts as stolen: 401, and the session ends. An unknown, spent, expired or ended one is 401. A session ends 14 days after its last refresh and 90 days after its login.',
         tag: 'auth',
+        refreshCookie: true,
         auth: 'none',
         body: ref('RefreshToken'),
-        ok: { status: 200, description: 'Refreshed.', schema: ref('SessionTokens') },
+        bodyOptional: true,
+        ok: {
+          status: 200,
+          description: 'Refreshed.',
+          schema: { oneOf: [ref('SessionTokens'), ref('CookieSessionTokens')] },
+        },
         errors: ['Unauthorized'],
       }),
     },
@@ -335,10 +373,12 @@ export const openApiDocument = {
       post: operation({
         id: 'logout',
         summary:
-          'End the session of this refresh token: it and every token refreshed from it stop working. 204 whether or not the token was live.',
+          'End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live.',
         tag: 'auth',
+        refreshCookie: true,
         auth: 'none',
-        body: ref('RefreshToken'),
+        body: ref('Logout'),
+        bodyOptional: true,
         ok: { status: 204, description: 'The session is over.' },
       }),
     },
@@ -383,9 +423,14 @@ export const openApiDocument = {
         summary:
           'Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before stay valid until they expire (the contract’s rule 7). A wrong current password is 401 and counts toward the failed-login throttle.',
         tag: 'auth',
+        refreshCookie: true,
         auth: 'required',
         body: ref('ChangePassword'),
-        ok: { status: 200, description: 'Changed: a new session.', schema: ref('SessionTokens') },
+        ok: {
+          status: 200,
+          description: 'Changed: a new session.',
+          schema: { oneOf: [ref('SessionTokens'), ref('CookieSessionTokens')] },
+        },
       }),
     },
     '/api/auth/account': {
@@ -585,7 +630,9 @@ export const openApiDocument = {
       Error: s.errorSchema,
       ValidationErrors: s.validationErrorsSchema,
       SessionTokens: s.sessionTokensSchema,
+      CookieSessionTokens: s.cookieSessionTokensSchema,
       RefreshToken: s.refreshTokenBodySchema,
+      Logout: s.logoutBodySchema,
       Session: s.sessionSchema,
       SessionList: s.sessionListSchema,
       Me: s.meSchema,

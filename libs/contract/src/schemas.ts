@@ -183,6 +183,16 @@ export const refreshTokenBodySchema = {
   ...answersError(credentialMessages.refreshTokenRequired, credentialMessages.refreshTokenNotString),
 } as const;
 
+/**
+ * Log out: the refresh token of the session to end, when there is one: a Bearer token alone is
+ * revoked too, and in cookie mode the token comes from the cookie, which may be gone.
+ */
+export const logoutBodySchema = {
+  type: 'object',
+  properties: { refreshToken: refreshTokenBodySchema.properties.refreshToken },
+  ...answersError(credentialMessages.refreshTokenRequired, credentialMessages.refreshTokenNotString),
+} as const;
+
 export const POST_STATUSES = ['draft', 'published'] as const;
 
 /** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
@@ -376,6 +386,17 @@ export const sessionTokensSchema = {
     token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$', description: 'The contract’s JWT.' },
     refreshToken: { type: 'string', pattern: '^[\\w-]{43}$', description: 'Opaque, 256 random bits; never a JWT.' },
     expiresIn: { type: 'integer', minimum: 1, description: 'The access token’s lifetime, in seconds.' },
+  },
+  additionalProperties: false,
+} as const;
+
+/** A session's answer in cookie mode: the refresh token is in the HttpOnly cookie, never in the body. */
+export const cookieSessionTokensSchema = {
+  type: 'object',
+  required: ['token', 'expiresIn'],
+  properties: {
+    token: sessionTokensSchema.properties.token,
+    expiresIn: sessionTokensSchema.properties.expiresIn,
   },
   additionalProperties: false,
 } as const;

@@ -10,9 +10,11 @@ import type { Config } from './config';
 import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
-import { refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
+import { issuedTokenModel, refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
+import { refreshCookies } from './refresh-cookie';
+import { createRefreshLimit } from './refresh-limit';
 import { createRefreshTokens } from './refresh-tokens';
 import { createRevocationLog } from './revocation-log';
 import { revocationRoutes } from './revocation-routes';
@@ -47,8 +49,11 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const sessionRecords = sessionModel(connection);
   const refreshTokenRecords = refreshTokenModel(connection);
   const revocationRecords = revocationModel(connection);
+  const issuedTokens = issuedTokenModel(connection);
   // The unique indexes (e-mail, spent refresh tokens) must exist before the first request.
-  await Promise.all([users.init(), sessionRecords.init(), refreshTokenRecords.init(), revocationRecords.init()]);
+  await Promise.all(
+    [users, sessionRecords, refreshTokenRecords, revocationRecords, issuedTokens].map((model) => model.init()),
+  );
   const tokens = { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN };
   const expiresInS = Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000);
   const revocations = createRevocationLog(revocationRecords, { tokenLifetimeS: expiresInS });
@@ -58,7 +63,9 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const sessions = createSessions({
     sessions: sessionRecords,
     refreshTokens: refreshTokenRecords,
+    issuedTokens,
     revocations,
+    limit: createRefreshLimit(),
     keys: createRefreshTokens(config.JWT_SECRET),
     tokens,
     expiresInS,
@@ -104,7 +111,19 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const app = createServiceApp({
     logger,
     routers: [
-      authRoutes({ accounts, resets, sessions }, { tokens: verifier, bcrypt: passwordWork, known }),
+      authRoutes(
+        { accounts, resets, sessions },
+        {
+          tokens: verifier,
+          bcrypt: passwordWork,
+          known,
+          // Secure when the web client is served over HTTPS; kept as long as a session may stay idle.
+          cookies: refreshCookies({
+            secure: config.WEB_URL.startsWith('https:'),
+            maxAgeS: Math.floor(config.SESSION_IDLE_TTL / 1000),
+          }),
+        },
+      ),
       revocationRoutes(revocations),
     ],
     readiness: { database: () => isMongoReady(connection) },
@@ -112,7 +131,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   });
   /** Starts following the revocation log; until the first read, protected routes answer 503. */
   const followLog = () => followRevocations(revoked, revocations.after, { logger });
-  return { app, throttle, resets, deletions, turns, passwordWork, followLog };
+  return { app, throttle, resets, deletions, turns, passwordWork, followLog, sessions };
 }
 
 /**

@@ -160,7 +160,10 @@ export interface RefreshTokenRecord {
   _id: string;
   sessionId: string;
   userId: string;
+  /** The access token's `iat` as a time: it signs to the same token again (sessions.ts). */
   issuedAt: Date;
+  /** When the pair was issued; the grace interval runs from here (issuedAt may be a second or two ahead). */
+  createdAt?: Date;
 }
 
 const sessionSchema = new Schema<SessionRecord>(
@@ -184,6 +187,7 @@ const refreshTokenSchema = new Schema<RefreshTokenRecord>(
     sessionId: { type: String, required: true },
     userId: { type: String, required: true },
     issuedAt: { type: Date, required: true },
+    createdAt: { type: Date },
   },
   { ...strict, collection: 'refresh_tokens' },
 );
@@ -234,4 +238,32 @@ export type RevocationModel = Model<RevocationRecord>;
 
 export function revocationModel(connection: Connection): RevocationModel {
   return modelOf(connection, 'Revocation', revocationSchema);
+}
+
+/**
+ * An access token issued, by user and second: `_id` is `<userId>:<iat>`. A token is its claims
+ * signed, and its claims are the user id and the second (and the expiry that follows), so two
+ * tokens of one user issued in one second would be the same token, and revoking one (by digest)
+ * would revoke the other. The unique `_id` gives each second to one token; the next token of the
+ * user takes the next second (sessions.ts).
+ */
+export interface IssuedTokenRecord {
+  _id: string;
+  /** When the token expires: the record can go then. */
+  expiresAt: Date;
+}
+
+const issuedTokenSchema = new Schema<IssuedTokenRecord>(
+  {
+    _id: { type: String, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { ...strict, collection: 'issued_tokens' },
+);
+issuedTokenSchema.index({ expiresAt: 1 });
+
+export type IssuedTokenModel = Model<IssuedTokenRecord>;
+
+export function issuedTokenModel(connection: Connection): IssuedTokenModel {
+  return modelOf(connection, 'IssuedToken', issuedTokenSchema);
 }

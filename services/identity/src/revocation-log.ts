@@ -59,11 +59,12 @@ export function createRevocationLog(
 
   return {
     /**
-     * Every token of `userId` issued until now is refused; returns the user's not-before, from
-     * which identity issues its next tokens.
+     * Every token of `userId` issued until now is refused, and every one with `iat` before
+     * `atLeast` (tokens issued a second or two ahead); returns the user's not-before, from which
+     * identity issues its next tokens.
      */
-    async revokeUser(userId: string): Promise<number> {
-      const notBefore = notBeforeAt(now());
+    async revokeUser(userId: string, atLeast = 0): Promise<number> {
+      const notBefore = Math.max(notBeforeAt(now()), atLeast);
       await append({ userId, notBefore, until: notBefore + tokenLifetimeS });
       return notBefore;
     },

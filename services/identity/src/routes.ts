@@ -4,11 +4,13 @@ import {
   credentialsSchema,
   deleteAccountSchema,
   loginSchema,
+  logoutBodySchema,
   objectIdParamSchema,
   passwordResetConfirmSchema,
   passwordResetRequestSchema,
   refreshTokenBodySchema,
 } from '@cs/contract';
+import { HttpError } from '@cs/errors';
 import {
   type AppContext,
   type AppState,
@@ -25,12 +27,18 @@ import type { Accounts, Client } from './accounts';
 import { messages, normalizeEmail, toCredentials } from './credentials';
 import type { KnownClients } from './known-clients';
 import type { PasswordResets } from './password-reset';
-import type { Sessions } from './sessions';
+import type { RefreshCookies } from './refresh-cookie';
+import { type Sessions, sessionMessages } from './sessions';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
   { accounts, resets, sessions }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions },
-  { tokens, bcrypt, known }: { tokens: TokenVerifier; bcrypt: Bulkhead; known: KnownClients },
+  {
+    tokens,
+    bcrypt,
+    known,
+    cookies,
+  }: { tokens: TokenVerifier; bcrypt: Bulkhead; known: KnownClients; cookies: RefreshCookies },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/auth' });
   const authenticated = requireAuth(tokens);
@@ -52,27 +60,42 @@ export function authRoutes(
     validateBody(credentialsSchema),
     failureMessage(messages.registrationFailed),
     async (ctx) => {
-      ctx.body = await accounts.register(toCredentials(bodyOf(ctx)), clientOf(ctx));
+      cookies.answer(ctx, await accounts.register(toCredentials(bodyOf(ctx)), clientOf(ctx)));
       known.loggedIn(clientAddressOf(ctx));
       ctx.status = 201;
     },
   );
 
   router.post('/login', validateBody(loginSchema), failureMessage(messages.loginFailed), async (ctx) => {
-    ctx.body = await accounts.login(toCredentials(bodyOf(ctx)), clientOf(ctx));
+    cookies.answer(ctx, await accounts.login(toCredentials(bodyOf(ctx)), clientOf(ctx)));
     known.loggedIn(clientAddressOf(ctx));
   });
 
-  router.post('/refresh', validateBody(refreshTokenBodySchema), failureMessage(messages.refreshFailed), async (ctx) => {
-    ctx.body = await sessions.refresh(strings<'refreshToken'>(ctx).refreshToken);
-  });
+  const noCookie = () => new HttpError(401, sessionMessages.invalidRefreshToken);
+  router.post(
+    '/refresh',
+    cookies.fromCookie(noCookie),
+    validateBody(refreshTokenBodySchema),
+    failureMessage(messages.refreshFailed),
+    async (ctx) => {
+      cookies.answer(ctx, await sessions.refresh(strings<'refreshToken'>(ctx).refreshToken));
+    },
+  );
 
-  router.post('/logout', validateBody(refreshTokenBodySchema), failureMessage(messages.logoutFailed), async (ctx) => {
-    // A Bearer token sent along stops working too; a missing or wrong one changes nothing here.
-    const bearer = ctx.headers.authorization?.startsWith('Bearer ') ? ctx.headers.authorization.slice(7) : undefined;
-    await sessions.endByToken(strings<'refreshToken'>(ctx).refreshToken, bearer);
-    ctx.status = 204;
-  });
+  router.post(
+    '/logout',
+    cookies.fromCookie(),
+    validateBody(logoutBodySchema),
+    failureMessage(messages.logoutFailed),
+    async (ctx) => {
+      // A Bearer token sent along stops working too; a missing or wrong one changes nothing here.
+      const header = ctx.headers.authorization;
+      const bearer = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+      await sessions.endByToken((bodyOf(ctx) as { refreshToken?: string }).refreshToken, bearer);
+      cookies.clear(ctx);
+      ctx.status = 204;
+    },
+  );
 
   router.get('/sessions', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {
     ctx.body = await sessions.list(ctx.state.userId as string);
@@ -100,7 +123,7 @@ export function authRoutes(
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      ctx.body = await accounts.changePassword(userId, { currentPassword, newPassword }, clientOf(ctx));
+      cookies.answer(ctx, await accounts.changePassword(userId, { currentPassword, newPassword }, clientOf(ctx)));
     },
   );
 

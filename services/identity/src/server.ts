@@ -13,13 +13,14 @@ void runService({
     const { config, logger } = deps;
     const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
     if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
-    const { app, throttle, resets, deletions, turns, followLog } = await createApp({ ...deps, mailer });
+    const { app, throttle, resets, deletions, turns, followLog, sessions } = await createApp({ ...deps, mailer });
     const following = followLog();
     const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
     const stops = [
       throttle.startPruning(warn('could not prune login failures')),
       turns.startPruning(),
       repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
+      repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune issued tokens')),
       deletions.start(config.DELETION_OUTBOX_INTERVAL),
       async () => following.stop(),
     ];

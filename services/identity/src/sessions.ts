@@ -21,12 +21,17 @@
  * session of a user ending revokes all the user's tokens issued until then. A session's tokens
  * are issued no earlier than the user's not-before when it started (`tokensFrom`), so a login
  * right after "log out everywhere", even within the same second, gets a token that works.
+ *
+ * No two access tokens of a user are the same token: each takes a second of its own (IssuedToken
+ * in model.ts), the next free one from now, so that revoking one token by its digest never
+ * revokes another session's token issued in the same second.
  */
 import { randomBytes } from 'node:crypto';
 import { signToken, type TokenSettings, tokenDigest, verifyClaims } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
-import type { RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
+import type { IssuedTokenModel, RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
+import type { RefreshLimit } from './refresh-limit';
 import type { RefreshTokens } from './refresh-tokens';
 import type { RevocationLog } from './revocation-log';
 
@@ -60,11 +65,17 @@ export const sessionMessages = {
 } as const;
 
 const USER_AGENT_MAX = 256;
+/** How far behind a session's lastUsedAt may be (or a tenth of the idle lifetime, if shorter). */
+const LAST_USED_PRECISION_MS = 60_000;
+/** Tries at a free second for a token; each try after the first starts after the user's latest. */
+const ISSUE_ATTEMPTS = 100;
 
 export function createSessions({
   sessions,
   refreshTokens,
+  issuedTokens,
   revocations,
+  limit,
   keys,
   tokens,
   expiresInS,
@@ -73,7 +84,10 @@ export function createSessions({
 }: {
   sessions: SessionModel;
   refreshTokens: RefreshTokenModel;
+  issuedTokens: IssuedTokenModel;
   revocations: RevocationLog;
+  /** Refreshes per session (refresh-limit.ts). */
+  limit: RefreshLimit;
   keys: RefreshTokens;
   tokens: TokenSettings;
   /** The access token's lifetime in seconds (JWT_EXPIRES_IN). */
@@ -82,6 +96,8 @@ export function createSessions({
   now?: () => number;
 }) {
   const refused = () => new HttpError(401, sessionMessages.invalidRefreshToken);
+  /** Spends under way in this process, by the spent token's record id. */
+  const spending = new Map<string, Promise<SessionTokens>>();
 
   /** The pair for a refresh token issued at `issuedAt`: the same bytes each time it is asked again. */
   const pair = (userId: string, refreshToken: string, issuedAt: Date): SessionTokens => ({
@@ -96,6 +112,44 @@ export function createSessions({
     at - session.lastUsedAt.getTime() < settings.idleMs &&
     at - session.createdAt.getTime() < settings.maxAgeMs;
 
+  /**
+   * The latest second a token of `userId` was issued in, from `from` on (0: none). The `_id`s
+   * compare as strings: the seconds have ten digits until the year 2286.
+   */
+  const latestIssued = async (userId: string, from = 0): Promise<number> => {
+    const latest = await issuedTokens
+      .findOne({ _id: trusted({ $gte: `${userId}:${from}`, $lt: `${userId};` }) }, { _id: 1 })
+      .sort({ _id: -1 })
+      .lean<{ _id: string }>();
+    return latest ? Number(latest._id.slice(userId.length + 1)) : 0;
+  };
+
+  /**
+   * When a new access token of `userId` is issued: `fromMs` (now, or the user's not-before if
+   * later), or, when another token of the user has that second, the second after the user's latest.
+   */
+  const issueTime = async (userId: string, fromMs: number): Promise<Date> => {
+    const first = Math.floor(fromMs / 1000);
+    let iat = first;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await issuedTokens.create({ _id: `${userId}:${iat}`, expiresAt: new Date((iat + expiresInS) * 1000) });
+        return new Date(iat === first ? fromMs : iat * 1000);
+      } catch (err) {
+        if (!isDuplicateKey(err) || attempt >= ISSUE_ATTEMPTS) throw err;
+        iat = Math.max(iat, await latestIssued(userId, iat)) + 1;
+      }
+    }
+  };
+
+  /**
+   * Every token of `userId` issued until now is refused: those of this second, and those whose
+   * second was taken ahead of it (issueTime).
+   */
+  const revokeUser = async (userId: string) => {
+    await revocations.revokeUser(userId, (await latestIssued(userId)) + 1);
+  };
+
   /** The session ends, and so do the access tokens it was issued that are still valid. */
   const endSession = async (id: string) => {
     const at = now();
@@ -109,6 +163,44 @@ export function createSessions({
         return { digest: tokenDigest(token), expiresAt: Math.floor(issuedAt.getTime() / 1000) + expiresInS };
       }),
     );
+  };
+
+  /** Spends `refreshToken` (whose record is `presented`) for the next pair: see refresh. */
+  const spend = async (presented: RefreshTokenRecord, refreshToken: string): Promise<SessionTokens> => {
+    const at = now();
+    const successor = keys.successorOf(refreshToken);
+    const successorId = keys.hashOf(successor);
+    // The successor looked at now too, so that a replay takes no second of its own (issueTime).
+    const [session, spentAlready] = await Promise.all([
+      sessions.findById(presented.sessionId).lean<SessionRecord>(),
+      refreshTokens.exists({ _id: successorId }),
+    ]);
+    if (!live(session, at)) throw refused();
+    const issued = { _id: successorId, sessionId: session._id, userId: presented.userId };
+    // Spent already: by a racer a moment ago (the same pair again), or long ago (stolen).
+    const whenSpent = async (): Promise<SessionTokens> => {
+      const spent = await refreshTokens.findById(issued._id).lean<RefreshTokenRecord>();
+      if (!spent) throw new Error('a refresh token spent, and its successor not found');
+      if (at - (spent.createdAt ?? spent.issuedAt).getTime() > settings.graceMs) {
+        await endSession(session._id);
+        throw refused();
+      }
+      return pair(presented.userId, successor, spent.issuedAt);
+    };
+    if (spentAlready) return whenSpent();
+    const issuedAt = await issueTime(presented.userId, Math.max(at, (session.tokensFrom ?? 0) * 1000));
+    try {
+      await refreshTokens.create({ ...issued, issuedAt, createdAt: new Date(at) });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return whenSpent();
+    }
+    // To the minute: a write saved on most refreshes, a minute at most off an idle lifetime of days.
+    // (A racer's older time written last costs a few ms of idle.)
+    if (at - session.lastUsedAt.getTime() >= Math.min(LAST_USED_PRECISION_MS, settings.idleMs / 10)) {
+      await sessions.updateOne({ _id: session._id }, { $set: { lastUsedAt: new Date(at) } });
+    }
+    return pair(presented.userId, successor, issuedAt);
   };
 
   return {
@@ -127,8 +219,8 @@ export function createSessions({
         endedAt: null,
         tokensFrom,
       });
-      const issuedAt = new Date(Math.max(at.getTime(), tokensFrom * 1000));
-      await refreshTokens.create({ _id: keys.hashOf(refreshToken), sessionId: id, userId, issuedAt });
+      const issuedAt = await issueTime(userId, Math.max(at.getTime(), tokensFrom * 1000));
+      await refreshTokens.create({ _id: keys.hashOf(refreshToken), sessionId: id, userId, issuedAt, createdAt: at });
       return pair(userId, refreshToken, issuedAt);
     },
 
@@ -136,36 +228,25 @@ export function createSessions({
     async refresh(refreshToken: string): Promise<SessionTokens> {
       const presented = await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
       if (!presented) throw refused();
-      const at = now();
-      const session = await sessions.findById(presented.sessionId).lean<SessionRecord>();
-      if (!live(session, at)) throw refused();
-      const successor = keys.successorOf(refreshToken);
-      const issued = { _id: keys.hashOf(successor), sessionId: session._id, userId: presented.userId };
-      const issuedAt = new Date(Math.max(at, (session.tokensFrom ?? 0) * 1000));
-      try {
-        await refreshTokens.create({ ...issued, issuedAt });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // Spent already: by a racer a moment ago (the same pair again), or long ago (stolen).
-        const spent = await refreshTokens.findById(issued._id).lean<RefreshTokenRecord>();
-        if (!spent) throw err;
-        if (at - spent.issuedAt.getTime() > settings.graceMs) {
-          await endSession(session._id);
-          throw refused();
-        }
-        return pair(presented.userId, successor, spent.issuedAt);
-      }
-      // Later refreshes only move it on: a racer's older time written last costs a few ms of idle.
-      await sessions.updateOne({ _id: session._id }, { $set: { lastUsedAt: new Date(at) } });
-      return pair(presented.userId, successor, issuedAt);
+      limit.take(presented.sessionId);
+      // One spend at a time per token in this process: the same token sent again meanwhile (a
+      // retry, two tabs) waits for that answer instead of racing it.
+      const running = spending.get(presented._id);
+      if (running) return running;
+      const spent = spend(presented, refreshToken).finally(() => spending.delete(presented._id));
+      spending.set(presented._id, spent);
+      return spent;
     },
 
     /**
      * Logout: the session of `refreshToken` ends, if it was one, and so does `accessToken` (the
      * request's Bearer token), when it is one of ours.
      */
-    async endByToken(refreshToken: string, accessToken?: string): Promise<void> {
-      const presented = await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
+    async endByToken(refreshToken: string | undefined, accessToken?: string): Promise<void> {
+      const presented =
+        refreshToken === undefined
+          ? null
+          : await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
       if (presented) await endSession(presented.sessionId);
       if (accessToken === undefined) return;
       let expiresAt: number;
@@ -202,15 +283,21 @@ export function createSessions({
      */
     async endAll(userId: string): Promise<void> {
       await sessions.updateMany({ userId, endedAt: null }, { $set: { endedAt: new Date(now()) } });
-      await revocations.revokeUser(userId);
+      await revokeUser(userId);
+    },
+
+    /** Forgets the records of access tokens that have expired. */
+    async prune(): Promise<void> {
+      await issuedTokens.deleteMany({ expiresAt: trusted({ $lt: new Date(now()) }) });
     },
 
     /** A deleted account's sessions and refresh tokens go: nothing of it is kept. Idempotent. */
     async forgetAll(userId: string): Promise<void> {
       // Its access tokens stop working (again: a deletion finished by the outbox may not have
       // ended its sessions), and its refresh tokens go first: none of them refreshes again.
-      await revocations.revokeUser(userId);
+      await revokeUser(userId);
       await refreshTokens.deleteMany({ userId });
+      await issuedTokens.deleteMany({ _id: trusted({ $regex: `^${userId}:` }) });
       await sessions.deleteMany({ userId });
     },
   };

@@ -60,6 +60,38 @@ describe('revocation of access tokens', () => {
     await me(staying, replica).expect(200);
   });
 
+  it('when one user gets several tokens in the same second, then each is a token of its own: logging one out leaves the others working', async () => {
+    const user = await account();
+    const more = await Promise.all([login(user.email), login(user.email, replica), login(user.email)]);
+    const tokens = [user, ...more];
+
+    expect(new Set(tokens.map((t) => t.token)).size).toBe(4);
+    await h.http.post('/api/auth/logout').set(bearer(user)).send({ refreshToken: user.refreshToken }).expect(204);
+    await refusedWithin('the logged-out token refused', user);
+    for (const other of more) await me(other).expect(200);
+  });
+
+  it('when a user with several tokens of one second (some issued a second ahead) logs out everywhere, then every one is refused and the next login works', async () => {
+    const user = await account();
+    const more = await Promise.all([login(user.email), login(user.email, replica), login(user.email)]);
+
+    await h.http.delete('/api/auth/sessions').set(bearer(user)).expect(204);
+    const after = await login(user.email);
+
+    for (const pair of [user, ...more]) await refusedWithin('a token from before refused', pair);
+    await me(after).expect(200);
+  });
+
+  it('when a session logs out and the user logs in again at once, then the new token works', async () => {
+    const user = await account();
+    await h.http.post('/api/auth/logout').set(bearer(user)).send({ refreshToken: user.refreshToken }).expect(204);
+    const again = await login(user.email);
+
+    expect(again.token).not.toBe(user.token);
+    await refusedWithin('the logged-out token refused', user);
+    await me(again).expect(200);
+  });
+
   it('when a session is ended from the list, then the access tokens it was issued are refused', async () => {
     const ended = await account();
     await nextSecond();

@@ -126,6 +126,17 @@ describe('POST /api/auth/refresh', () => {
     expect((await refresh(kept.body.refreshToken, idle.http)).body).toEqual(REFUSED);
   });
 
+  it('when a session is refreshed within its idle lifetime, then it lives on past it', async () => {
+    const idle = await identityWith({ SESSION_IDLE_TTL: 1_000 });
+    const first = await registerPair(idle);
+    await sleep(600);
+    const kept = await refresh(first.refreshToken, idle.http).expect(200);
+    await sleep(600);
+
+    // 1.2 s after the login, 0.6 s after the refresh.
+    await refresh(kept.body.refreshToken, idle.http).expect(200);
+  });
+
   it('when a session reaches its absolute lifetime, then refreshing it is refused however often it was refreshed', async () => {
     const aging = await identityWith({ SESSION_MAX_AGE: 1_000 });
     let pair = (await registerPair(aging)) as Pair;
