@@ -34,6 +34,14 @@ export interface ClientOptions {
   cache?: boolean;
   /** A fetch of your own (to add tracing, say); the global one otherwise. */
   fetch?: typeof fetch;
+  /**
+   * Cookie mode, for a web page on the API's own origin: the refresh token lives in an HttpOnly
+   * cookie that page script cannot read (the API sets it when asked with `X-Refresh-Token:
+   * cookie`), and the store holds only the access token. After a reload, or in a new tab,
+   * `resume()` gets a fresh access token from the cookie. Off by default: the refresh token is
+   * then kept in the store with the session.
+   */
+  refreshCookie?: boolean;
 }
 
 /** One page of a keyset-paged list, and the cursor of the next page when there is one. */
@@ -49,7 +57,7 @@ const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset|refresh|logo
 /** An access token this close to its expiry is renewed before it is sent. */
 const RENEW_BEFORE_MS = 30_000;
 
-type SessionTokens = Schemas['SessionTokens'];
+type SessionTokens = Schemas['SessionTokens'] | Schemas['CookieSessionTokens'];
 
 /**
  * A 401 that says the password given was wrong (changing it, deleting the account) rather than
@@ -71,19 +79,35 @@ export function createContentClient(options: ClientOptions = {}) {
   const ended = new WeakSet<Response>();
   /** Each protected request as it was before it was sent: sent again once, after a refresh. */
   const unsent = new WeakMap<Request, Request>();
-  const refreshUrl = (request: Request) =>
-    options.baseUrl ? `${options.baseUrl}/api/auth/refresh` : new URL('/api/auth/refresh', request.url).href;
+  const cookieMode = options.refreshCookie === true;
+  /** What asks the API for cookie mode, on every route of sessions. */
+  const modeHeaders: Record<string, string> = cookieMode ? { 'X-Refresh-Token': 'cookie' } : {};
+  /** An auth route's address: against baseUrl, or the request's own origin (a page's, when relative). */
+  const authUrl = (path: string, request?: Request) =>
+    options.baseUrl ? `${options.baseUrl}${path}` : request ? new URL(path, request.url).href : path;
+  /** Whether the session can get its next access token: a refresh token here, or the cookie. */
+  const renewable = (session: Session) => cookieMode || session.refreshToken !== undefined;
 
   const keep = (email: string, pair: SessionTokens): Session => {
-    const next = {
+    const next: Session = {
       email,
       token: pair.token,
-      refreshToken: pair.refreshToken,
+      ...('refreshToken' in pair ? { refreshToken: pair.refreshToken } : {}),
       expiresAt: Date.now() + pair.expiresIn * 1000,
     };
     store.save(next);
     return next;
   };
+
+  /** POST /api/auth/refresh: with the session's refresh token, or in cookie mode with none. */
+  const sendRefresh = (refreshToken: string | undefined, request?: Request) =>
+    doFetch(
+      new Request(authUrl('/api/auth/refresh', request), {
+        method: 'POST',
+        headers: cookieMode ? modeHeaders : { 'content-type': 'application/json' },
+        ...(cookieMode ? {} : { body: JSON.stringify({ refreshToken }) }),
+      }),
+    );
 
   /**
    * The next pair, single-flight: however many calls find the token expired at once, one refresh
@@ -97,14 +121,8 @@ export function createContentClient(options: ClientOptions = {}) {
       const current = store.load();
       if (!current) return undefined;
       if (current.token !== stale.token) return current;
-      if (!current.refreshToken) return undefined;
-      const response = await doFetch(
-        new Request(refreshUrl(request), {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ refreshToken: current.refreshToken }),
-        }),
-      );
+      if (!renewable(current)) return undefined;
+      const response = await sendRefresh(current.refreshToken, request);
       if (response.status === 401) {
         // Another tab may have spent the token and saved the successor a moment ago.
         const latest = store.load();
@@ -124,7 +142,7 @@ export function createContentClient(options: ClientOptions = {}) {
     async onRequest({ request }) {
       let current = store.load();
       if (!current || PUBLIC_AUTH.test(new URL(request.url).pathname)) return request;
-      if (current.refreshToken && current.expiresAt !== undefined && current.expiresAt - Date.now() < RENEW_BEFORE_MS) {
+      if (renewable(current) && current.expiresAt !== undefined && current.expiresAt - Date.now() < RENEW_BEFORE_MS) {
         const renewed = await renew(current, request);
         if (!renewed) {
           // The session is over (ended elsewhere, or lapsed): the call is not sent.
@@ -135,7 +153,7 @@ export function createContentClient(options: ClientOptions = {}) {
         current = renewed;
       }
       request.headers.set('Authorization', `Bearer ${current.token}`);
-      if (current.refreshToken) unsent.set(request, request.clone());
+      if (renewable(current)) unsent.set(request, request.clone());
       return request;
     },
     async onResponse({ request, response }) {
@@ -195,7 +213,7 @@ export function createContentClient(options: ClientOptions = {}) {
   }
 
   const signIn = async (path: '/api/auth/register' | '/api/auth/login', email: string, password: string) =>
-    keep(email, await run(() => raw.POST(path, { body: { email, password } })));
+    keep(email, await run(() => raw.POST(path, { body: { email, password }, headers: modeHeaders })));
 
   const client = {
     /** The openapi-fetch client itself, typed, with the session and errors middleware. */
@@ -205,13 +223,40 @@ export function createContentClient(options: ClientOptions = {}) {
     register: (email: string, password: string) => signIn('/api/auth/register', email, password),
     login: (email: string, password: string) => signIn('/api/auth/login', email, password),
     /**
-     * Ends the session on the server (its refresh token stops working) and forgets it here. The
-     * access token already issued stays valid until it expires.
+     * In cookie mode, the session this browser already has (after a reload, or in a new tab): a
+     * fresh access token from the cookie, and the account's address. Undefined when there is
+     * none. Outside cookie mode, the store's session as it is.
+     */
+    resume: async (): Promise<Session | undefined> => {
+      const current = store.load();
+      if (current || !cookieMode) return current;
+      const refreshed = await sendRefresh(undefined).catch((err: unknown) => {
+        throw new NetworkError('The API could not be reached', 'api', { cause: err });
+      });
+      if (refreshed.status === 401) return undefined;
+      const pair = (await refreshed.json().catch(() => undefined)) as SessionTokens | undefined;
+      if (!refreshed.ok || !pair) throw apiErrorOf(refreshed, pair, false);
+      const me = await doFetch(
+        new Request(authUrl('/api/auth/me'), { headers: { Authorization: `Bearer ${pair.token}` } }),
+      );
+      const account = (await me.json().catch(() => undefined)) as Account | undefined;
+      if (!me.ok || !account) throw apiErrorOf(me, account, false);
+      return keep(account.email, pair);
+    },
+    /**
+     * Ends the session on the server and forgets it here: its refresh token (or cookie) stops
+     * working, and so does its access token, on every replica within about a second.
      */
     logout: async () => {
-      const refreshToken = store.load()?.refreshToken;
+      const current = store.load();
       store.clear();
-      if (refreshToken) await run(() => raw.POST('/api/auth/logout', { body: { refreshToken } }));
+      if (!current || !renewable(current)) return;
+      await run(() =>
+        raw.POST('/api/auth/logout', {
+          ...(cookieMode ? {} : { body: { refreshToken: current.refreshToken } }),
+          headers: { ...modeHeaders, Authorization: `Bearer ${current.token}` },
+        }),
+      );
     },
 
     sessions: {
@@ -232,7 +277,9 @@ export function createContentClient(options: ClientOptions = {}) {
       me: () => run(() => raw.GET('/api/auth/me')),
       /** Sets a new password: every other session ends, and this one goes on with the new pair. */
       changePassword: async (currentPassword: string, newPassword: string) => {
-        const pair = await run(() => raw.PUT('/api/auth/password', { body: { currentPassword, newPassword } }));
+        const pair = await run(() =>
+          raw.PUT('/api/auth/password', { body: { currentPassword, newPassword }, headers: modeHeaders }),
+        );
         keep(store.load()?.email ?? '', pair);
       },
       /** Deletes the account and everything it owns, then ends the session. */

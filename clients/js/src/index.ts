@@ -1,4 +1,5 @@
 export {
+  type Account,
   type ClientOptions,
   type ContentClient,
   createContentClient,
@@ -11,6 +12,7 @@ export {
   type Post,
   type PostChanges,
   type PostPage,
+  type SessionInfo,
 } from './client.js';
 export {
   ApiError,

@@ -6,9 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { eventually, newUserId, TEST_JWT_SECRET } from '@cs/testkit';
+import { eventually } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import jwt from 'jsonwebtoken';
 import type { BrowserContext, Page, Request } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
@@ -194,10 +193,12 @@ describe('the web client, in Chromium, against the real system', () => {
       { timeoutMs: 10_000 },
     );
 
-    // Log out: the token is gone from the tab.
+    // Log out: the session is over on the server, and a reload finds none.
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('link', { name: 'Log in' }).waitFor();
-    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    await expect(context.cookies()).resolves.toEqual([]);
+    await page.reload();
+    await page.getByRole('link', { name: 'Log in' }).waitFor();
     await page.goto(`${origin}/#/notes`);
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
     await expect(page.getByRole('alert').textContent()).resolves.toBe('Please log in first.');
@@ -246,10 +247,16 @@ describe('the web client, in Chromium, against the real system', () => {
 
   it('shows the newest 20 notes, and the older ones when asked', async () => {
     await openPage();
-    await register(newEmail('many-notes'));
-    const { token } = await page.evaluate(
-      () => JSON.parse(sessionStorage.getItem('content-service.session') ?? '{}') as { token: string },
-    );
+    const email = newEmail('many-notes');
+    await register(email);
+    // The page's token is its own, in memory: the test logs in beside it for one of its own.
+    const { token } = (await (
+      await fetch(`${origin}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'correct horse battery' }),
+      })
+    ).json()) as { token: string };
     for (let i = 1; i <= 23; i++) {
       const created = await fetch(`${origin}/api/notes`, {
         method: 'POST',
@@ -331,23 +338,35 @@ describe('the web client, in Chromium, against the real system', () => {
     await expectPlainWords(await alert.textContent());
   });
 
-  it('an expired token sends the person back to the login screen, and logging in returns them', async () => {
+  it('a session ended from another device sends the person back to the login screen, and logging in returns them', async () => {
     await openPage();
-    const email = newEmail('expired');
+    const email = newEmail('ended');
     await register(email);
-    const expired = jwt.sign({ id: newUserId(), exp: Math.floor(Date.now() / 1000) - 60 }, TEST_JWT_SECRET, {
-      algorithm: 'HS256',
+    const login = async () =>
+      (await (
+        await fetch(`${origin}/api/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password: 'correct horse battery' }),
+        })
+      ).json()) as { token: string };
+    const elsewhere = await login();
+    const ended = await fetch(`${origin}/api/auth/sessions`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${elsewhere.token}` },
     });
-    await page.evaluate(
-      ([token, address]) =>
-        sessionStorage.setItem('content-service.session', JSON.stringify({ token, email: address })),
-      [expired, email],
+    expect(ended.status).toBe(204);
+    // Once that device's token is refused, so is the page's (both were issued before).
+    await eventually(
+      'a token from before the end refused',
+      async () =>
+        (await fetch(`${origin}/api/auth/me`, { headers: { authorization: `Bearer ${elsewhere.token}` } })).status,
+      (status) => status === 401,
     );
     await page.getByRole('link', { name: 'Notes' }).click();
 
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
     await expect(page.getByRole('alert').textContent()).resolves.toBe('Your session has ended. Please log in again.');
-    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
     await screenshot(page, '09-session-ended');
 
     await page.getByLabel('E-mail').fill(email);

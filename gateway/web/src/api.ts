@@ -11,6 +11,7 @@ import {
   type Post,
   type PostPage,
   SessionExpiredError,
+  type SessionInfo,
   StorageError,
   UploadAbortedError,
   type UploadOptions,
@@ -18,7 +19,7 @@ import {
 } from '@content-service/client';
 import { sessionStore } from './session';
 
-export type { Note, Page, Post, PostPage };
+export type { Note, Page, Post, PostPage, SessionInfo };
 
 export interface FieldError {
   field: string;
@@ -89,6 +90,8 @@ export function plainWords(error: unknown): ApiError {
 const client = createContentClient({
   baseUrl: '',
   store: sessionStore,
+  // The refresh token in an HttpOnly cookie, never where this page's script could read it.
+  refreshCookie: true,
   onSessionExpired: () => sessionExpired(SESSION_ENDED),
 });
 
@@ -103,8 +106,13 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
 export const api = {
   register: (email: string, password: string) => call(() => client.register(email, password)),
   login: (email: string, password: string) => call(() => client.login(email, password)),
-  /** Ends the session on the server too: its refresh token stops working. */
+  /** The session this browser already has (a reload, another tab), from its cookie; undefined when none. */
+  resume: () => call(() => client.resume()),
+  /** Ends the session on the server too: its cookie and its access token stop working. */
   logout: () => call(() => client.logout()),
+  listSessions: () => call(() => client.sessions.list()),
+  endSession: (id: string) => call(() => client.sessions.end(id)),
+  logoutEverywhere: () => call(() => client.sessions.endAll()),
   requestPasswordReset: (email: string) => call(() => client.account.requestPasswordReset(email)),
   confirmPasswordReset: (token: string, newPassword: string) =>
     call(() => client.account.confirmPasswordReset(token, newPassword)),

@@ -12,6 +12,7 @@ import { myPostsView } from './views/my-posts';
 import { notesView } from './views/notes';
 import { forgotPasswordView, setPasswordView } from './views/password-reset';
 import { postListView, postView } from './views/posts';
+import { sessionsView } from './views/sessions';
 
 const view = document.getElementById('view') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
@@ -37,6 +38,7 @@ function renderNav(path: string): void {
       ? [
           link('#/mine', 'My posts'),
           link('#/notes', 'Notes'),
+          link('#/sessions', 'Sessions'),
           h('span', { class: 'who', title: 'Signed in' }, session.email),
           h('button', { type: 'button', class: 'link', onclick: logOut }, 'Log out'),
         ]
@@ -44,9 +46,10 @@ function renderNav(path: string): void {
   );
 }
 
-function logOut(): void {
-  // The server ends the session; the page forgets it at once either way.
-  void api.logout().catch(() => undefined);
+async function logOut(): Promise<void> {
+  // The library forgets the session at once and the server ends it (and clears the cookie) before
+  // the next screen, so that a reload right after finds no session to take up.
+  await api.logout().catch(() => undefined);
   endSession();
   loginNotice = undefined;
   go('#/');
@@ -80,11 +83,19 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
       });
     case '/mine':
     case '/notes':
+    case '/sessions':
       if (!signedIn) {
         returnTo = `#${path}`;
         loginNotice ??= { text: 'Please log in first.', kind: 'error' };
         queueMicrotask(() => go('#/login'));
         return h('p', null, 'Please log in.');
+      }
+      if (path === '/sessions') {
+        return sessionsView(() => {
+          endSession();
+          loginNotice = { text: 'You are logged out everywhere.', kind: 'ok' };
+          go('#/login');
+        });
       }
       return path === '/mine' ? myPostsView() : notesView();
     default:
@@ -122,4 +133,8 @@ onSessionExpired((message) => {
 window.addEventListener('hashchange', () => {
   if (location.hash !== rendered) render();
 });
-render();
+// A session this browser already has (a reload, another tab) is taken up before the first screen.
+void api
+  .resume()
+  .catch(() => undefined)
+  .finally(render);

@@ -1,11 +1,13 @@
 /**
- * The signed-in person: the tokens and the address they were issued for, in sessionStorage (it
- * lives as long as the tab), through the client library's store, which refreshes the access
- * token before it expires. Logging out ends the session on the server and discards it here.
+ * The signed-in person. The refresh token lives in an HttpOnly cookie that this page's script
+ * cannot read (the client library's cookie mode); the access token and the address are kept
+ * here, in memory only. A reload or a new tab gets a fresh access token from the cookie
+ * (`api.resume()`), so the session outlives both; logging out ends it on the server and clears
+ * the cookie.
  */
-import { type Session, webStorage } from '@content-service/client';
+import { memoryStore, type Session } from '@content-service/client';
 
-export const sessionStore = webStorage(sessionStorage, 'content-service.session');
+export const sessionStore = memoryStore();
 
 export type { Session };
 

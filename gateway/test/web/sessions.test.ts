@@ -1,0 +1,142 @@
+/**
+ * The web client's session in Chromium, against the real system: its refresh token lives in an
+ * HttpOnly cookie that page script cannot read, the session outlives a reload and reaches a second
+ * tab, two tabs taking it up at once both stay signed in, sessions can be ended one by one, and
+ * "Log out everywhere" ends them all.
+ */
+import { randomBytes } from 'node:crypto';
+import { eventually } from '@cs/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { BrowserContext, Page } from 'playwright-core';
+import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
+
+const PASSWORD = 'correct horse battery';
+let web: BrowserSuite;
+let origin: string;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  web = await startBrowserSuite('sessions', { AUTH_RATE_LIMIT: '0' });
+  ({ origin } = web);
+}, 90_000);
+afterAll(async () => {
+  await web?.stop();
+});
+afterEach(async () => {
+  await context?.close();
+});
+
+async function newTab(at = `${origin}/`): Promise<Page> {
+  const page = await context.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(at);
+  return page;
+}
+
+const signedInAs = (page: Page) => page.locator('.nav .who').textContent();
+
+async function register(page: Page, email: string): Promise<void> {
+  await page.getByRole('link', { name: 'Register', exact: true }).click();
+  await page.getByRole('heading', { name: 'Create an account', level: 1 }).waitFor();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+}
+
+/** Another device's login, through the API's JSON form. */
+async function loginElsewhere(email: string): Promise<{ token: string; refreshToken: string }> {
+  const res = await fetch(`${origin}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'another device' },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { token: string; refreshToken: string };
+}
+
+describe('the web client’s session, in Chromium', () => {
+  it('keeps its refresh token in an HttpOnly cookie, lasts across a reload and into a second tab, and two tabs taking it up at once both stay signed in', async () => {
+    context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    const email = `tabs-${randomBytes(4).toString('hex')}@example.com`;
+    const first = await newTab();
+    await register(first, email);
+
+    const cookies = await context.cookies();
+    expect(cookies.map(({ name, path, httpOnly, sameSite }) => ({ name, path, httpOnly, sameSite }))).toEqual([
+      { name: 'cs_refresh', path: '/api/auth', httpOnly: true, sameSite: 'Strict' },
+    ]);
+    const seenByScript = await first.evaluate(() => ({
+      cookie: document.cookie,
+      stored: [...Object.values(sessionStorage), ...Object.values(localStorage)].join(' '),
+    }));
+    expect(seenByScript.cookie).toBe('');
+    expect(seenByScript.stored).not.toContain(cookies[0]?.value);
+
+    await first.reload();
+    await first.getByRole('heading', { name: 'Posts', level: 1 }).waitFor();
+    await expect(signedInAs(first)).resolves.toBe(email);
+
+    const second = await newTab(`${origin}/#/notes`);
+    await second.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
+    await expect(signedInAs(second)).resolves.toBe(email);
+
+    // Two more tabs at the same moment: both refresh with the one cookie, and neither logs the other out.
+    const [third, fourth] = await Promise.all([newTab(`${origin}/#/mine`), newTab(`${origin}/#/notes`)]);
+    await third.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+    await fourth.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
+    await first.reload();
+    await first.getByRole('heading', { name: 'Posts', level: 1 }).waitFor();
+    await expect(signedInAs(first)).resolves.toBe(email);
+    await screenshot(first, '20-signed-in-after-reload');
+  });
+
+  it('lists the sessions, ends another one alone, and "Log out everywhere" ends this one and the other tab’s', async () => {
+    context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    const email = `everywhere-${randomBytes(4).toString('hex')}@example.com`;
+    const page = await newTab();
+    await register(page, email);
+    const other = await loginElsewhere(email);
+
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+    const items = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
+    await expect(items.count()).resolves.toBe(2);
+    await screenshot(page, '21-sessions');
+
+    // The newest is the other device's: end it alone.
+    await items.filter({ hasText: 'another device' }).getByRole('button', { name: 'End this session' }).click();
+    await items.filter({ hasText: 'another device' }).waitFor({ state: 'detached' });
+    await expect(items.count()).resolves.toBe(1);
+    const refreshed = await fetch(`${origin}/api/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: other.refreshToken }),
+    });
+    expect(refreshed.status).toBe(401);
+
+    const tab = await newTab(`${origin}/#/notes`);
+    await tab.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
+    const probe = await loginElsewhere(email);
+    await page.getByRole('button', { name: 'Log out everywhere' }).click();
+    await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('You are logged out everywhere.');
+    // Once a token issued before it is refused, so is the other tab's (revocation takes about a second).
+    await eventually(
+      'a token from before "Log out everywhere" refused',
+      async () =>
+        (await fetch(`${origin}/api/auth/me`, { headers: { authorization: `Bearer ${probe.token}` } })).status,
+      (status) => status === 401,
+    );
+
+    // The other tab's next call finds its session over, and sends the person to log in.
+    await tab.getByRole('link', { name: 'My posts', exact: true }).click();
+    await tab.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+    await expect(tab.getByRole('alert').textContent()).resolves.toBe('Your session has ended. Please log in again.');
+    await tab.reload();
+    await tab.getByRole('link', { name: 'Log in', exact: true }).waitFor();
+    await expect(tab.locator('.nav .who').count()).resolves.toBe(0);
+  });
+});
