@@ -249,6 +249,7 @@ export function revocationModel(connection: Connection): RevocationModel {
  */
 export interface IssuedTokenRecord {
   _id: string;
+  userId: string;
   /** When the token expires: the record can go then. */
   expiresAt: Date;
 }
@@ -256,10 +257,13 @@ export interface IssuedTokenRecord {
 const issuedTokenSchema = new Schema<IssuedTokenRecord>(
   {
     _id: { type: String, required: true },
+    userId: { type: String, required: true },
     expiresAt: { type: Date, required: true },
   },
   { ...strict, collection: 'issued_tokens' },
 );
+// A user's seconds taken (looked up by equality: FerretDB sends no range down); expired ones.
+issuedTokenSchema.index({ userId: 1 });
 issuedTokenSchema.index({ expiresAt: 1 });
 
 export type IssuedTokenModel = Model<IssuedTokenRecord>;

@@ -5,22 +5,38 @@
  *
  * Why the numbers hold on FerretDB, whose conditional writes are not atomic: an entry is an
  * insert whose `_id` is its number, and `_id`'s unique index lets one inserter have each number.
- * A writer tries the number after the newest it reads, and the next on a duplicate key, so a
+ * A writer tries the number after the newest it knows of, and the next on a duplicate key, so a
  * number is only tried once the one before it exists: a reader that has read up to n and finds
- * nothing after it has seen every entry written before it looked. Revocations are rare (a logout,
- * a new password), so a write reads the newest number rather than keep a hint as the posts
- * listing log does for its busier one.
+ * no n + 1 has seen every entry written before it looked.
  *
- * An entry is kept until every token it refuses has expired; the newest is always kept, so the
- * numbers never start again from 1 while the database lives.
+ * Every read is by `_id` (FerretDB sends only equality filters down; a range or a sort reads the
+ * whole collection): a reader looks up n + 1, then WINDOW numbers at a time while they exist. The
+ * only whole reads are a new reader's first (every entry still kept), the first write of a process
+ * (the newest number), and pruning, once a minute. The process's newest known number moves with
+ * every entry it writes or reads, so a writer's first try is nearly always free.
+ *
+ * An entry is kept until every token it refuses has expired, and until every entry before it can
+ * go too: pruning deletes a prefix, so what is kept has no gap, and the newest is always kept. A
+ * reader that finds neither its own last entry nor the next is behind the kept prefix, or the log
+ * started again (a new database): it reads the log whole.
  */
-import { notBeforeAt, type RevocationBatch } from '@cs/auth';
+import { notBeforeAt, type Revocation, type RevocationBatch } from '@cs/auth';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { RevocationModel, RevocationRecord } from './model';
 
 /** The most entries one read of the log answers; a reader far behind reads again. */
 export const READ_MAX = 1_000;
+/** How many numbers a reader looks up at once while they exist, after the first. */
+const WINDOW = 16;
 const PRUNE_EVERY_MS = 60_000;
+
+const toRevocation = ({ _id, userId, notBefore, digest, until }: RevocationRecord): Revocation => ({
+  seq: _id,
+  userId,
+  notBefore,
+  digest,
+  until,
+});
 
 export function createRevocationLog(
   entries: RevocationModel,
@@ -34,14 +50,25 @@ export function createRevocationLog(
   },
 ) {
   let prunedAt = 0;
+  /** The newest number this process has written or read; undefined until it first looks. */
+  let known: number | undefined;
 
-  const newest = async (): Promise<number> => {
-    const found = await entries.findOne({}, { _id: 1 }).sort({ _id: -1 }).lean<Pick<RevocationRecord, '_id'>>();
-    return found?._id ?? 0;
+  const entry = (seq: number) => entries.findById(seq).lean<RevocationRecord>();
+  const saw = (seq: number) => {
+    known = Math.max(known ?? 0, seq);
+  };
+
+  /** Every entry still kept, in order: a whole read. */
+  const everything = async (): Promise<RevocationRecord[]> => {
+    const found = await entries.find({}).lean<RevocationRecord[]>();
+    found.sort((a, b) => a._id - b._id);
+    saw(found.at(-1)?._id ?? 0);
+    return found;
   };
 
   const append = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
-    let seq = (await newest()) + 1;
+    if (known === undefined) await everything();
+    let seq = (known ?? 0) + 1;
     for (;;) {
       try {
         await entries.create({ _id: seq, ...entry });
@@ -51,10 +78,22 @@ export function createRevocationLog(
         seq += 1;
       }
     }
+    saw(seq);
     if (now() - prunedAt > PRUNE_EVERY_MS) {
       prunedAt = now();
-      await entries.deleteMany({ until: trusted({ $lt: Math.floor(now() / 1000) }), _id: trusted({ $lt: seq }) });
+      await prune(seq);
     }
+  };
+
+  /**
+   * Deletes the entries before the first one still needed (or before `newest`): a prefix, so that
+   * what is kept stays numbered without a gap.
+   */
+  const prune = async (newest: number) => {
+    const nowS = Math.floor(now() / 1000);
+    const kept = await entries.find({}, { until: 1 }).lean<Pick<RevocationRecord, '_id' | 'until'>[]>();
+    const firstNeeded = Math.min(newest, ...kept.filter((e) => e.until >= nowS).map((e) => e._id));
+    await entries.deleteMany({ _id: trusted({ $lt: firstNeeded }) });
   };
 
   return {
@@ -79,33 +118,35 @@ export function createRevocationLog(
 
     /** The user's newest not-before (0: never revoked, or long enough ago to be forgotten). */
     async notBeforeOf(userId: string): Promise<number> {
-      const found = await entries
-        .findOne({ userId }, { notBefore: 1 })
-        .sort({ _id: -1 })
-        .lean<Pick<RevocationRecord, 'notBefore'>>();
-      return found?.notBefore ?? 0;
+      const found = await entries.find({ userId }, { notBefore: 1 }).lean<Pick<RevocationRecord, 'notBefore'>[]>();
+      return Math.max(0, ...found.map((e) => e.notBefore ?? 0));
     },
 
-    /** The entries after `seq`, at most READ_MAX, in order, and the log's newest number. */
+    /**
+     * The entries after `seq`, at most about READ_MAX, in order, and the log's newest number as
+     * far as this read saw (more than the last entry answered when there are more to read).
+     */
     async after(seq: number): Promise<RevocationBatch> {
-      const [found, last] = await Promise.all([
-        entries
-          .find({ _id: trusted({ $gt: seq }) })
-          .sort({ _id: 1 })
-          .limit(READ_MAX)
-          .lean<RevocationRecord[]>(),
-        newest(),
-      ]);
-      return {
-        entries: found.map(({ _id, userId, notBefore, digest, until }) => ({
-          seq: _id,
-          userId,
-          notBefore,
-          digest,
-          until,
-        })),
-        last: Math.max(last, found.at(-1)?._id ?? 0),
-      };
+      if (seq === 0) {
+        const all = await everything();
+        return { entries: all.map(toRevocation), last: all.at(-1)?._id ?? 0 };
+      }
+      const found: RevocationRecord[] = [];
+      for (let width = 1; found.length < READ_MAX; width = WINDOW) {
+        const next = seq + found.length;
+        const window = await Promise.all(Array.from({ length: width }, (_, i) => entry(next + 1 + i)));
+        const present = window.findIndex((doc) => !doc);
+        found.push(...(window.slice(0, present < 0 ? width : present) as RevocationRecord[]));
+        if (present >= 0) break;
+      }
+      if (found.length === 0 && !(await entry(seq))) {
+        // Neither the reader's last entry nor the next: the log started again. Read it whole.
+        const all = await everything();
+        return { entries: all.map(toRevocation), last: all.at(-1)?._id ?? 0 };
+      }
+      const last = seq + found.length;
+      saw(last);
+      return { entries: found.map(toRevocation), last: found.length >= READ_MAX ? last + 1 : last };
     },
   };
 }

@@ -112,16 +112,10 @@ export function createSessions({
     at - session.lastUsedAt.getTime() < settings.idleMs &&
     at - session.createdAt.getTime() < settings.maxAgeMs;
 
-  /**
-   * The latest second a token of `userId` was issued in, from `from` on (0: none). The `_id`s
-   * compare as strings: the seconds have ten digits until the year 2286.
-   */
-  const latestIssued = async (userId: string, from = 0): Promise<number> => {
-    const latest = await issuedTokens
-      .findOne({ _id: trusted({ $gte: `${userId}:${from}`, $lt: `${userId};` }) }, { _id: 1 })
-      .sort({ _id: -1 })
-      .lean<{ _id: string }>();
-    return latest ? Number(latest._id.slice(userId.length + 1)) : 0;
+  /** The latest second a token of `userId` was issued in (0: none within a token's lifetime). */
+  const latestIssued = async (userId: string): Promise<number> => {
+    const taken = await issuedTokens.find({ userId }, { _id: 1 }).lean<{ _id: string }[]>();
+    return Math.max(0, ...taken.map(({ _id }) => Number(_id.slice(userId.length + 1))));
   };
 
   /**
@@ -133,11 +127,15 @@ export function createSessions({
     let iat = first;
     for (let attempt = 1; ; attempt++) {
       try {
-        await issuedTokens.create({ _id: `${userId}:${iat}`, expiresAt: new Date((iat + expiresInS) * 1000) });
+        await issuedTokens.create({
+          _id: `${userId}:${iat}`,
+          userId,
+          expiresAt: new Date((iat + expiresInS) * 1000),
+        });
         return new Date(iat === first ? fromMs : iat * 1000);
       } catch (err) {
         if (!isDuplicateKey(err) || attempt >= ISSUE_ATTEMPTS) throw err;
-        iat = Math.max(iat, await latestIssued(userId, iat)) + 1;
+        iat = Math.max(iat, await latestIssued(userId)) + 1;
       }
     }
   };
@@ -297,7 +295,7 @@ export function createSessions({
       // ended its sessions), and its refresh tokens go first: none of them refreshes again.
       await revokeUser(userId);
       await refreshTokens.deleteMany({ userId });
-      await issuedTokens.deleteMany({ _id: trusted({ $regex: `^${userId}:` }) });
+      await issuedTokens.deleteMany({ userId });
       await sessions.deleteMany({ userId });
     },
   };

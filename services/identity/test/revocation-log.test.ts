@@ -1,0 +1,85 @@
+/**
+ * The revocation log on the real database: read by number, pruned as a prefix, read whole by a
+ * reader that is behind what is kept or whose log started again.
+ */
+import { RevocationList } from '@cs/auth';
+import { modelOf } from '@cs/mongo';
+import { openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { revocationModel } from '../src/model';
+import { createRevocationLog } from '../src/revocation-log';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await openTestDatabase(__filename);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const START = Date.UTC(2026, 0, 1);
+const s = (ms: number) => Math.floor(ms / 1000);
+
+async function freshLog(collection: string, clock: { now: number }) {
+  const model = modelOf(db.connection, `Revocation:${collection}`, revocationModel(db.connection).schema, collection);
+  await model.init();
+  return { model, log: createRevocationLog(model, { tokenLifetimeS: 3600, now: () => clock.now }) };
+}
+
+describe('the revocation log', () => {
+  it('when entries are written, then a new reader gets them all and a reader at n gets those after n, in order', async () => {
+    const clock = { now: START };
+    const { log } = await freshLog('revocations_read', clock);
+    for (let i = 0; i < 40; i++) await log.revokeTokens([{ digest: `d${i}`, expiresAt: s(START) + 600 }]);
+
+    const all = await log.after(0);
+    const rest = await log.after(25);
+
+    expect(all.entries.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(all.last).toBe(40);
+    expect(rest.entries.map((e) => e.seq)).toEqual(Array.from({ length: 15 }, (_, i) => i + 26));
+    expect(rest.last).toBe(40);
+    expect((await log.after(40)).entries).toEqual([]);
+  });
+
+  it('when entries expire out of order, then pruning deletes only a prefix, and a reader behind it loses no live entry', async () => {
+    const clock = { now: START };
+    const { model, log } = await freshLog('revocations_prune', clock);
+    // 1 and 3 expire after 10 minutes, 2 after an hour.
+    await log.revokeTokens([{ digest: 'a', expiresAt: s(START) + 600 }]);
+    await log.revokeUser('0123456789abcdef01234567');
+    await log.revokeTokens([{ digest: 'c', expiresAt: s(START) + 600 }]);
+    const reader = new RevocationList();
+    reader.apply(await log.after(0), clock.now);
+
+    clock.now = START + 20 * 60_000;
+    await log.revokeTokens([{ digest: 'd', expiresAt: s(clock.now) + 600 }]);
+
+    // 1 went; 2 is needed, so 3 stays too: no gap.
+    expect((await model.find({}).lean()).map((e) => e._id).sort()).toEqual([2, 3, 4]);
+    const behind = await log.after(1);
+    expect(behind.entries.map((e) => e.seq)).toEqual([2, 3, 4]);
+    reader.apply(await log.after(reader.seq), clock.now);
+    expect(reader.seq).toBe(4);
+  });
+
+  it('when the log started again (its entries are gone), then a reader ahead of it reads it whole and starts over', async () => {
+    const clock = { now: START };
+    const { model, log } = await freshLog('revocations_restart', clock);
+    for (let i = 0; i < 5; i++) await log.revokeTokens([{ digest: `x${i}`, expiresAt: s(START) + 600 }]);
+    const reader = new RevocationList();
+    reader.apply(await log.after(0), clock.now);
+    await model.deleteMany({});
+    const again = createRevocationLog(model, { tokenLifetimeS: 3600, now: () => clock.now });
+    await again.revokeTokens([{ digest: 'new', expiresAt: s(START) + 600 }]);
+
+    const batch = await again.after(reader.seq);
+    const first = reader.apply(batch, clock.now);
+    reader.apply(await again.after(reader.seq), clock.now);
+
+    expect(batch.last).toBe(1);
+    expect(first.caughtUp).toBe(false);
+    expect(reader.seq).toBe(1);
+    expect(reader.size).toBe(1);
+  });
+});
