@@ -10,7 +10,9 @@
  *   at time t sets not-before to the second after t's, so every token issued in t's second or
  *   earlier is refused; identity issues the user's later tokens with `iat` no earlier than it, so
  *   a token issued after the revocation works even within the same second;
- * - one token, by digest (a logout, a session ended one by one).
+ * - one token, by digest (a logout, a session ended one by one), with its user: a token is only
+ *   hashed to be looked up when its user has a revoked token, so the tokens of everyone else cost
+ *   one map lookup whatever the list holds.
  *
  * An entry is kept until `until`, when every token it refuses has expired anyway.
  */
@@ -19,7 +21,7 @@ import { createHash } from 'node:crypto';
 export interface Revocation {
   /** The entry's place in identity's log: 1, 2, 3…, with no gap. */
   seq: number;
-  /** With `notBefore`: the user whose older tokens are refused. */
+  /** With `notBefore`: the user whose older tokens are refused; with `digest`: the token's user. */
   userId?: string;
   /** Seconds since the epoch: the user's tokens with `iat` before it are refused. */
   notBefore?: number;
@@ -50,8 +52,10 @@ const FORGET_EVERY_MS = 60_000;
 export class RevocationList {
   /** User id → its not-before, and until when the entry is kept. */
   private readonly users = new Map<string, { notBefore: number; until: number }>();
-  /** Token digest → until when the entry is kept. */
-  private readonly digests = new Map<string, number>();
+  /** User id → its revoked tokens: digest → until when the entry is kept. */
+  private readonly digests = new Map<string, Map<string, number>>();
+  /** Revoked tokens whose entry names no user (none are written so): digest → until. */
+  private readonly anyone = new Map<string, number>();
   private forgottenAt = 0;
   /** The last entry applied. */
   seq = 0;
@@ -70,6 +74,7 @@ export class RevocationList {
       // Its entries are all that counts now, from the first.
       this.users.clear();
       this.digests.clear();
+      this.anyone.clear();
       this.seq = 0;
       return { caughtUp: false };
     }
@@ -83,12 +88,17 @@ export class RevocationList {
   refuses(token: string, userId: string, issuedAt: number): boolean {
     const user = this.users.get(userId);
     if (user && issuedAt < user.notBefore) return true;
-    return this.digests.size > 0 && this.digests.has(tokenDigest(token));
+    const revoked = this.digests.get(userId);
+    if (!revoked && this.anyone.size === 0) return false;
+    const digest = tokenDigest(token);
+    return (revoked?.has(digest) ?? false) || this.anyone.has(digest);
   }
 
   /** Entries held. */
   get size(): number {
-    return this.users.size + this.digests.size;
+    let tokens = this.anyone.size;
+    for (const revoked of this.digests.values()) tokens += revoked.size;
+    return this.users.size + tokens;
   }
 
   private add({ userId, notBefore, digest, until }: Revocation): void {
@@ -96,13 +106,24 @@ export class RevocationList {
       const held = this.users.get(userId);
       if (!held || held.notBefore < notBefore) this.users.set(userId, { notBefore, until });
     }
-    if (digest !== undefined) this.digests.set(digest, until);
+    if (digest === undefined) return;
+    if (userId === undefined) {
+      this.anyone.set(digest, until);
+      return;
+    }
+    const revoked = this.digests.get(userId) ?? new Map<string, number>();
+    revoked.set(digest, until);
+    this.digests.set(userId, revoked);
   }
 
   private forgetExpired(now: number): void {
     this.forgottenAt = now;
     const nowS = now / 1000;
     for (const [userId, { until }] of this.users) if (until < nowS) this.users.delete(userId);
-    for (const [digest, until] of this.digests) if (until < nowS) this.digests.delete(digest);
+    for (const [digest, until] of this.anyone) if (until < nowS) this.anyone.delete(digest);
+    for (const [userId, revoked] of this.digests) {
+      for (const [digest, until] of revoked) if (until < nowS) revoked.delete(digest);
+      if (revoked.size === 0) this.digests.delete(userId);
+    }
   }
 }

@@ -31,11 +31,19 @@ describe('the revocation list', () => {
 
   it('when one token is revoked by digest, then that token is refused and another of the same user works', () => {
     const revoked = tokenAt(alice, now - 5);
-    const list = listOf({ seq: 1, digest: tokenDigest(revoked), until: now + 3600 });
+    const anyones = tokenAt(bob, now - 5);
+    const list = listOf(
+      { seq: 1, userId: alice, digest: tokenDigest(revoked), until: now + 3600 },
+      // An entry that names no user still counts, for whoever the token is.
+      { seq: 2, digest: tokenDigest(anyones), until: now + 3600 },
+    );
     const tokens = createTokenVerifier(secret, list);
 
     expect(() => tokens.userIdFromAuthorization(bearer(revoked))).toThrow('Invalid or expired token');
+    expect(() => tokens.userIdFromAuthorization(bearer(anyones))).toThrow('Invalid or expired token');
     expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 4)))).toBe(alice);
+    expect(tokens.userIdFromAuthorization(bearer(tokenAt(bob, now - 4)))).toBe(bob);
+    expect(list.size).toBe(2);
   });
 
   it('when a later not-before arrives for a user, then it wins, and an earlier one never moves it back', () => {

@@ -24,6 +24,13 @@ import { notBeforeAt, type Revocation, type RevocationBatch } from '@cs/auth';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { RevocationModel, RevocationRecord } from './model';
 
+/** One access token to refuse: whose it is, its digest, and when it expires (seconds). */
+export interface RevokedToken {
+  userId: string;
+  digest: string;
+  expiresAt: number;
+}
+
 /** The most entries one read of the log answers; a reader far behind reads again. */
 export const READ_MAX = 1_000;
 /** How many numbers a reader looks up at once while they exist, after the first. */
@@ -66,7 +73,18 @@ export function createRevocationLog(
     return found;
   };
 
-  const append = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
+  /**
+   * One append at a time in a process: writers of one process never race each other for a number
+   * (sixteen at once would try 136 numbers); only replicas race, once per entry.
+   */
+  let queue: Promise<unknown> = Promise.resolve();
+  const append = (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
+    const appended = queue.then(() => appendNow(entry));
+    queue = appended.catch(() => undefined);
+    return appended;
+  };
+
+  const appendNow = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
     if (known === undefined) await everything();
     let seq = (known ?? 0) + 1;
     for (;;) {
@@ -108,11 +126,11 @@ export function createRevocationLog(
       return notBefore;
     },
 
-    /** These tokens (by digest, with their expiry in seconds) are refused. */
-    async revokeTokens(tokens: { digest: string; expiresAt: number }[]): Promise<void> {
+    /** These tokens (by user and digest, with their expiry in seconds) are refused. */
+    async revokeTokens(tokens: RevokedToken[]): Promise<void> {
       const nowS = now() / 1000;
-      for (const { digest, expiresAt } of tokens) {
-        if (expiresAt > nowS) await append({ digest, until: expiresAt });
+      for (const { userId, digest, expiresAt } of tokens) {
+        if (expiresAt > nowS) await append({ userId, digest, until: expiresAt });
       }
     },
 

@@ -33,7 +33,7 @@ import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { IssuedTokenModel, RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
 import type { RefreshLimit } from './refresh-limit';
 import type { RefreshTokens } from './refresh-tokens';
-import type { RevocationLog } from './revocation-log';
+import type { RevocationLog, RevokedToken } from './revocation-log';
 
 /** What register, login, a password change and a refresh answer. */
 export interface SessionTokens {
@@ -148,19 +148,22 @@ export function createSessions({
     await revocations.revokeUser(userId, (await latestIssued(userId)) + 1);
   };
 
-  /** The session ends, and so do the access tokens it was issued that are still valid. */
-  const endSession = async (id: string) => {
+  /**
+   * The session ends, and so do the access tokens it was issued that are still valid, and `also`
+   * (a logout's Bearer token), once each.
+   */
+  const endSession = async (id: string, also: RevokedToken[] = []) => {
     const at = now();
     await sessions.updateOne({ _id: id, endedAt: null }, { $set: { endedAt: new Date(at) } });
     const issued = await refreshTokens
       .find({ sessionId: id, issuedAt: trusted({ $gt: new Date(at - expiresInS * 1000) }) }, { userId: 1, issuedAt: 1 })
       .lean<Pick<RefreshTokenRecord, 'userId' | 'issuedAt'>[]>();
-    await revocations.revokeTokens(
-      issued.map(({ userId, issuedAt }) => {
-        const { token } = pair(userId, '', issuedAt);
-        return { digest: tokenDigest(token), expiresAt: Math.floor(issuedAt.getTime() / 1000) + expiresInS };
-      }),
-    );
+    const ended = new Map(also.map((t) => [t.digest, t]));
+    for (const { userId, issuedAt } of issued) {
+      const digest = tokenDigest(pair(userId, '', issuedAt).token);
+      ended.set(digest, { userId, digest, expiresAt: Math.floor(issuedAt.getTime() / 1000) + expiresInS });
+    }
+    await revocations.revokeTokens([...ended.values()]);
   };
 
   /** Spends `refreshToken` (whose record is `presented`) for the next pair: see refresh. */
@@ -168,10 +171,12 @@ export function createSessions({
     const at = now();
     const successor = keys.successorOf(refreshToken);
     const successorId = keys.hashOf(successor);
-    // The successor looked at now too, so that a replay takes no second of its own (issueTime).
-    const [session, spentAlready] = await Promise.all([
+    // Three things at once: the session, whether the successor exists already (a replay), and a
+    // second for the next access token (taken for nothing when the answer is a replay or a 401).
+    const [session, spentAlready, taken] = await Promise.all([
       sessions.findById(presented.sessionId).lean<SessionRecord>(),
       refreshTokens.exists({ _id: successorId }),
+      issueTime(presented.userId, at),
     ]);
     if (!live(session, at)) throw refused();
     const issued = { _id: successorId, sessionId: session._id, userId: presented.userId };
@@ -186,7 +191,9 @@ export function createSessions({
       return pair(presented.userId, successor, spent.issuedAt);
     };
     if (spentAlready) return whenSpent();
-    const issuedAt = await issueTime(presented.userId, Math.max(at, (session.tokensFrom ?? 0) * 1000));
+    // A session started right after a revocation issues no earlier than its not-before.
+    const tokensFrom = (session.tokensFrom ?? 0) * 1000;
+    const issuedAt = taken.getTime() >= tokensFrom ? taken : await issueTime(presented.userId, tokensFrom);
     try {
       await refreshTokens.create({ ...issued, issuedAt, createdAt: new Date(at) });
     } catch (err) {
@@ -245,15 +252,17 @@ export function createSessions({
         refreshToken === undefined
           ? null
           : await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
-      if (presented) await endSession(presented.sessionId);
-      if (accessToken === undefined) return;
-      let expiresAt: number;
-      try {
-        ({ expiresAt } = verifyClaims(accessToken, tokens.secret));
-      } catch {
-        return;
+      const bearer: RevokedToken[] = [];
+      if (accessToken !== undefined) {
+        try {
+          const { userId, expiresAt } = verifyClaims(accessToken, tokens.secret);
+          bearer.push({ userId, digest: tokenDigest(accessToken), expiresAt });
+        } catch {
+          // Not one of ours, or expired: nothing to revoke.
+        }
       }
-      await revocations.revokeTokens([{ digest: tokenDigest(accessToken), expiresAt }]);
+      if (presented) await endSession(presented.sessionId, bearer);
+      else await revocations.revokeTokens(bearer);
     },
 
     /** The caller's live sessions, newest first. */

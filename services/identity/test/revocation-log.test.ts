@@ -18,6 +18,7 @@ afterAll(async () => {
 });
 
 const START = Date.UTC(2026, 0, 1);
+const USER = '0123456789abcdef01234567';
 const s = (ms: number) => Math.floor(ms / 1000);
 
 async function freshLog(collection: string, clock: { now: number }) {
@@ -30,7 +31,7 @@ describe('the revocation log', () => {
   it('when entries are written, then a new reader gets them all and a reader at n gets those after n, in order', async () => {
     const clock = { now: START };
     const { log } = await freshLog('revocations_read', clock);
-    for (let i = 0; i < 40; i++) await log.revokeTokens([{ digest: `d${i}`, expiresAt: s(START) + 600 }]);
+    for (let i = 0; i < 40; i++) await log.revokeTokens([{ userId: USER, digest: `d${i}`, expiresAt: s(START) + 600 }]);
 
     const all = await log.after(0);
     const rest = await log.after(25);
@@ -46,14 +47,14 @@ describe('the revocation log', () => {
     const clock = { now: START };
     const { model, log } = await freshLog('revocations_prune', clock);
     // 1 and 3 expire after 10 minutes, 2 after an hour.
-    await log.revokeTokens([{ digest: 'a', expiresAt: s(START) + 600 }]);
+    await log.revokeTokens([{ userId: USER, digest: 'a', expiresAt: s(START) + 600 }]);
     await log.revokeUser('0123456789abcdef01234567');
-    await log.revokeTokens([{ digest: 'c', expiresAt: s(START) + 600 }]);
+    await log.revokeTokens([{ userId: USER, digest: 'c', expiresAt: s(START) + 600 }]);
     const reader = new RevocationList();
     reader.apply(await log.after(0), clock.now);
 
     clock.now = START + 20 * 60_000;
-    await log.revokeTokens([{ digest: 'd', expiresAt: s(clock.now) + 600 }]);
+    await log.revokeTokens([{ userId: USER, digest: 'd', expiresAt: s(clock.now) + 600 }]);
 
     // 1 went; 2 is needed, so 3 stays too: no gap.
     expect((await model.find({}).lean()).map((e) => e._id).sort()).toEqual([2, 3, 4]);
@@ -66,12 +67,12 @@ describe('the revocation log', () => {
   it('when the log started again (its entries are gone), then a reader ahead of it reads it whole and starts over', async () => {
     const clock = { now: START };
     const { model, log } = await freshLog('revocations_restart', clock);
-    for (let i = 0; i < 5; i++) await log.revokeTokens([{ digest: `x${i}`, expiresAt: s(START) + 600 }]);
+    for (let i = 0; i < 5; i++) await log.revokeTokens([{ userId: USER, digest: `x${i}`, expiresAt: s(START) + 600 }]);
     const reader = new RevocationList();
     reader.apply(await log.after(0), clock.now);
     await model.deleteMany({});
     const again = createRevocationLog(model, { tokenLifetimeS: 3600, now: () => clock.now });
-    await again.revokeTokens([{ digest: 'new', expiresAt: s(START) + 600 }]);
+    await again.revokeTokens([{ userId: USER, digest: 'new', expiresAt: s(START) + 600 }]);
 
     const batch = await again.after(reader.seq);
     const first = reader.apply(batch, clock.now);
