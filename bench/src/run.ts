@@ -8,10 +8,11 @@
  * BENCH_OBSERVED_ROUNDS (7), BENCH_OBSERVED_WARMUP_S (15),
  * BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT,
  * BENCH_ATTACK_POSTS (10000), BENCH_ATTACK_S (25) (scenario 11, attacks.ts),
- * BENCH_ONLY=attacks: scenario 11 alone (about 4 minutes), its report in place of the whole run's.
+ * BENCH_REVOCATIONS (10000), BENCH_SESSIONS (1000) (scenario 12, sessions.ts),
+ * BENCH_ONLY=attacks or sessions: scenario 11 or 12 alone, its report in place of the whole run's.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -36,6 +37,7 @@ import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import type { LoadResult, LoadSpec } from './load';
 import { memoryOf, processTree, rssMb } from './rss';
+import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -70,7 +72,9 @@ const AUTH_BASELINE =
   'the same read without a token, through the same gateway and posts service (since issue 32; before, GET /api/posts/my-posts against builds with verification swapped for a decode)';
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && ONLY !== 'attacks') throw new Error(`BENCH_ONLY=${ONLY}: only "attacks" runs alone`);
+if (ONLY && ONLY !== 'attacks' && ONLY !== 'sessions') {
+  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks" or "sessions" runs alone`);
+}
 const NODE = process.execPath;
 const DIST = join(REPO_ROOT, 'bench', 'dist', 'src');
 const SECRET = `bench-secret-${'x'.repeat(40)}`;
@@ -158,6 +162,22 @@ async function main(): Promise<void> {
         own: (system) => owned.push(system),
         log: (line) => process.stdout.write(`${line}\n`),
       });
+    // 12. Sessions: refresh against create, and reads with a revocation list against none.
+    const sessionsScenario = () =>
+      runSessions({
+        dataDir: join(dataDir, 'sessions'),
+        mongoUrl: mongo?.url ?? '',
+        storage: { endpoint: storage?.url ?? '', ...S3 },
+        jwtSecret: SECRET,
+        dbPrefix: `b${process.pid}_s`,
+        dist: DIST,
+        node: NODE,
+        rounds: ROUNDS,
+        durationS: DURATION_S,
+        connections: 10,
+        own: (system) => owned.push(system),
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
     const machine = {
       cores: cpus().length,
       cpu: cpus()[0]?.model,
@@ -178,6 +198,19 @@ async function main(): Promise<void> {
         only: ONLY,
         machine,
         scenarios: { attacks },
+      });
+      return;
+    }
+    if (ONLY === 'sessions') {
+      process.stdout.write('bench: 12 sessions, alone (BENCH_ONLY)…\n');
+      const sessions = await sessionsScenario();
+      writeReport({
+        when: new Date().toISOString(),
+        durationS: round((Date.now() - started) / 1000),
+        only: ONLY,
+        settings: { rounds: ROUNDS, durationS: DURATION_S },
+        machine,
+        scenarios: { sessions },
       });
       return;
     }
@@ -614,6 +647,8 @@ async function main(): Promise<void> {
 
     process.stdout.write('bench: 11 attacks beside a bystander…\n');
     const attacks: AttacksReport = await attacksScenario();
+    process.stdout.write('bench: 12 sessions…\n');
+    const sessions: SessionsReport = await sessionsScenario();
 
     const ratio = (a = 0, b = 1) => round(a / b, 3);
     const report = {
@@ -682,6 +717,7 @@ async function main(): Promise<void> {
           idleGoal: 'the five processes together ≤ 300 MB',
         },
         attacks,
+        sessions,
       },
     };
     writeReport(report);
@@ -695,8 +731,22 @@ async function main(): Promise<void> {
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON built just above
 type Report = Record<string, any>;
 
+/**
+ * Writes latest.{json,md}. A scenario run alone (BENCH_ONLY) replaces its own figures and keeps
+ * those of the other scenarios measured alone before it, each with when it was measured.
+ */
 function writeReport(report: Report): void {
   mkdirSync(OUT, { recursive: true });
+  if (report.only) {
+    const file = join(OUT, 'latest.json');
+    const previous = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as Report;
+    const measuredAlone = previous.only ? (previous.measuredAlone ?? { [previous.only]: previous.when }) : {};
+    report = {
+      ...report,
+      measuredAlone: { ...measuredAlone, [report.only]: report.when },
+      scenarios: { ...(previous.only ? previous.scenarios : {}), ...report.scenarios },
+    };
+  }
   writeFileSync(join(OUT, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(OUT, 'latest.md'), markdown(report));
   process.stdout.write(markdown(report));
@@ -707,7 +757,12 @@ const failed = (x: Report): number => (x.non2xx ?? 0) + (x.errors ?? 0) + (x.tim
 function markdown(r: Report): string {
   const s = r.scenarios;
   const attacks = s.attacks as AttacksReport | undefined;
-  const rows = [...(s.gatewayHop ? everyScenarioRows(s) : []), ...(attacks ? attackRows(attacks) : [])];
+  const sessions = s.sessions as SessionsReport | undefined;
+  const rows = [
+    ...(s.gatewayHop ? everyScenarioRows(s) : []),
+    ...(attacks ? attackRows(attacks) : []),
+    ...(sessions ? sessionRows(sessions) : []),
+  ];
   const m = r.machine;
   return [
     `# Benchmark ${r.when}`,
@@ -715,7 +770,9 @@ function markdown(r: Report): string {
     `${m.cores} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}; MongoDB protocol: ${m.mongo}; S3: ${m.storage}.`,
     m.note ? `\n> ${m.note}\n` : '',
     r.only
-      ? `Scenario 11 alone (BENCH_ONLY=${r.only}), ${r.durationS} s; the whole run's figures are in this file's history.`
+      ? `Scenarios measured alone (BENCH_ONLY): ${Object.entries(r.measuredAlone ?? { [r.only]: r.when })
+          .map(([name, when]) => `${name} at ${when}`)
+          .join(', ')}; the last whole run's figures are in this file's history.`
       : `Each figure is the median of ${r.settings.rounds} interleaved rounds of ${r.settings.durationS} s; soak ${r.settings.soakS} s. Whole run ${r.durationS} s. Scenario 9's ratios are the median of its round-by-round ratios to off.`,
     '',
     '| scenario | measured | ratio | goal |',

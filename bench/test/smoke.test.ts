@@ -36,6 +36,8 @@ function runBench(
           BENCH_BCRYPT_COST: '4',
           BENCH_ATTACK_POSTS: '200',
           BENCH_ATTACK_S: '1',
+          BENCH_REVOCATIONS: '40',
+          BENCH_SESSIONS: '30',
           // The run's own servers, named explicitly: a spread of jest's process.env does not
           // carry every key the global setup set.
           MONGO_URL: process.env.MONGO_URL,
@@ -128,6 +130,11 @@ describe('npm run bench, with tiny durations', () => {
       }
     }
     expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts']);
+    expect(s.sessions.revocations.logEntries).toBeGreaterThanOrEqual(40);
+    for (const ratio of [s.sessions.refreshToCreate, s.sessions.readsRatio]) expect(isRatio(ratio)).toBe(true);
+    for (const variant of [s.sessions.refresh, s.sessions.create, s.sessions.readsWithList, s.sessions.readsEmpty]) {
+      expect(variant.failures).toBe(0);
+    }
     expect(s.attacks.posts).toBe(200);
     expect(s.attacks.attacks.map((a: { name: string }) => a.name)).toEqual([
       'one address',
