@@ -36,12 +36,19 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`),
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('gateway', () => httpOk(`${url}/healthz`), { child });
-  // Read twice: the first read is applied before the second one starts. (Not /readyz, which would
-  // reach the upstreams a test is counting.)
-  const reads = log?.reads ?? (() => logReads.get(env.IDENTITY_URL ?? '') ?? 0);
-  const readsBefore = reads();
-  await waitFor('gateway to read its revocation list', async () => reads() >= readsBefore + 2, { child });
+  try {
+    await waitFor('gateway', () => httpOk(`${url}/healthz`), { child });
+    // Read twice: the first read is applied before the second one starts. (Not /readyz, which
+    // would reach the upstreams a test is counting.)
+    const reads = log?.reads ?? (() => logReads.get(env.IDENTITY_URL ?? '') ?? 0);
+    const readsBefore = reads();
+    await waitFor('gateway to read its revocation list', async () => reads() >= readsBefore + 2, { child });
+  } catch (err) {
+    // A gateway that never got ready is stopped here: no test holds it to stop it later.
+    await child.stop();
+    await log?.close();
+    throw err;
+  }
   return {
     url,
     child,
