@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, prepareBucket, type RunningSystem } from '@cs/devstack';
 import { ObjectStorage } from '@cs/storage';
-import { newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
+import { eventually, newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import {
@@ -237,7 +237,7 @@ describe('sessions that last: refresh, single-flight, and logout that ends them'
     expect(store.load()).toBeUndefined();
   });
 
-  it('when the client logs out, then the session ends on the server: its refresh token is refused', async () => {
+  it('when the client logs out, then the session ends on the server: its refresh token is refused, and its access token too', async () => {
     const { client, store } = counted();
     const session = await client.register(email('logout'), 'correct horse battery');
 
@@ -250,6 +250,12 @@ describe('sessions that last: refresh, single-flight, and logout that ends them'
       body: JSON.stringify({ refreshToken: session.refreshToken }),
     });
     expect(again.status).toBe(401);
+    await eventually(
+      'the access token refused after logout',
+      async () =>
+        (await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${session.token}` } })).status,
+      (status) => status === 401,
+    );
   });
 
   it('when the client lists its sessions and ends one, then that one is gone from the list', async () => {
