@@ -356,11 +356,12 @@ describe('the web client, in Chromium, against the real system', () => {
       headers: { authorization: `Bearer ${elsewhere.token}` },
     });
     expect(ended.status).toBe(204);
-    // Once that device's token is refused, so is the page's (both were issued before).
+    // Once that device's token is refused on the way the page's next call takes (the gateway, then
+    // notes), so is the page's: both were issued before.
     await eventually(
       'a token from before the end refused',
       async () =>
-        (await fetch(`${origin}/api/auth/me`, { headers: { authorization: `Bearer ${elsewhere.token}` } })).status,
+        (await fetch(`${origin}/api/notes`, { headers: { authorization: `Bearer ${elsewhere.token}` } })).status,
       (status) => status === 401,
     );
     await page.getByRole('link', { name: 'Notes' }).click();
