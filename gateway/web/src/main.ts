@@ -46,10 +46,10 @@ function renderNav(path: string): void {
   );
 }
 
-async function logOut(): Promise<void> {
-  // The library forgets the session at once and the server ends it (and clears the cookie) before
-  // the next screen, so that a reload right after finds no session to take up.
-  await api.logout().catch(() => undefined);
+function logOut(): void {
+  // The library forgets the session at once; the server ends it, and clears the cookie, a moment
+  // later. The next screen does not wait for that: the person may already be going elsewhere.
+  void api.logout().catch(() => undefined);
   endSession();
   loginNotice = undefined;
   go('#/');
@@ -130,11 +130,11 @@ onSessionExpired((message) => {
 
 // Two address changes in one task queue two events that both find the latest address. Render it
 // once: the second would render the set-password screen again, after its token has been taken out.
-window.addEventListener('hashchange', () => {
+// A session this browser already has (a reload, another tab) is taken up before any screen is
+// rendered: the first, and one the address moved to meanwhile.
+const resumed = api.resume().catch(() => undefined);
+const renderOnce = () => {
   if (location.hash !== rendered) render();
-});
-// A session this browser already has (a reload, another tab) is taken up before the first screen.
-void api
-  .resume()
-  .catch(() => undefined)
-  .finally(render);
+};
+window.addEventListener('hashchange', () => void resumed.then(renderOnce));
+void resumed.then(renderOnce);
