@@ -141,11 +141,14 @@ export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** Polls `probe` until it is true, or fails naming `what` (and the child's log, if it died). */
+/**
+ * Polls `probe` until it is true, or fails naming `what` (and the child's log, if it died, or
+ * what `why` says when the time is up).
+ */
 export async function waitFor(
   what: string,
   probe: () => Promise<boolean>,
-  { timeoutMs = 30_000, child }: { timeoutMs?: number; child?: Child } = {},
+  { timeoutMs = 30_000, child, why }: { timeoutMs?: number; child?: Child; why?: () => Promise<string> } = {},
 ) {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
@@ -157,7 +160,8 @@ export async function waitFor(
     if (await probe().catch(() => false)) return;
     await sleep(100);
   }
-  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+  const reason = why ? `: ${await why().catch((err: unknown) => String(err))}` : '';
+  throw new Error(`${what}: not ready after ${timeoutMs} ms${reason}`);
 }
 
 /** The last lines a child wrote, to say why it died. */
@@ -172,10 +176,19 @@ function logTail(child?: Child): string {
  * undici, about 15 MB that the launcher would then keep for as long as the system runs.
  */
 export function httpOk(url: string): Promise<boolean> {
-  return new Promise((resolveOk, reject) => {
+  return httpAnswer(url).then(({ status }) => status >= 200 && status < 300);
+}
+
+/** The status and body of a GET, with httpOk's timeout: to say why a check fails. */
+export function httpAnswer(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolveAnswer, reject) => {
     const req = get(url, { timeout: 1000 }, (res) => {
-      res.resume();
-      res.once('end', () => resolveOk((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.once('end', () => resolveAnswer({ status: res.statusCode ?? 0, body }));
       res.once('error', reject);
     });
     req.once('timeout', () => req.destroy(new Error(`GET ${url}: no answer within 1 s`)));

@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import type { StorageSettings } from '@cs/storage';
 import { type BalancedKind, type RunningBalancer, startBalancer } from './balancer';
-import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
+import { type Child, freePort, httpAnswer, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 import { withDatabase } from './servers';
 
 export const SERVICES = ['identity', 'posts', 'notes', 'files'] as const;
@@ -279,7 +279,13 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
         Object.values(await inService(started)).every((up) => up.every(Boolean)),
       );
     }
-    await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), { timeoutMs: 30_000 });
+    await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), {
+      timeoutMs: 30_000,
+      why: async () => {
+        const { status, body } = await httpAnswer(`${gatewayUrl}/readyz`);
+        return `the gateway's /readyz answers ${status} ${body.slice(0, 1000)}`;
+      },
+    });
   } catch (err) {
     await stop();
     throw err;

@@ -62,10 +62,18 @@ export async function startBrowserSuite(label: string, env: Record<string, strin
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   await prepareBucket({ ...storageSettings, corsOrigins: [origin] });
-  const [system, browser] = await Promise.all([
+  // Both at once; when one fails, the other (if it started) is stopped before the failure is thrown.
+  const [started, launched] = await Promise.allSettled([
     startTestSystem({ gatewayPort: port, frontendOrigin: origin, storage: storageSettings, env }),
     launchChromium(),
   ]);
+  if (started.status === 'rejected' || launched.status === 'rejected') {
+    if (started.status === 'fulfilled') await started.value.stop();
+    if (launched.status === 'fulfilled') await launched.value.close();
+    throw started.status === 'rejected' ? started.reason : (launched as PromiseRejectedResult).reason;
+  }
+  const system = started.value;
+  const browser = launched.value;
   const storage = new ObjectStorage(storageSettings);
   return {
     id,
