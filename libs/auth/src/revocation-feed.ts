@@ -14,6 +14,8 @@ import { type RevocationBatch, RevocationList } from './revocations';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
 
 export const FOLLOW_EVERY_MS = 1_000;
+/** Until its first full read, a process cannot verify tokens (503): it asks again sooner. */
+const FIRST_READ_EVERY_MS = 100;
 const READ_TIMEOUT_MS = 2_000;
 
 export type RevocationSource = (after: number) => Promise<RevocationBatch>;
@@ -65,7 +67,7 @@ export function followRevocations(
         logger.warn({ err: String(err), failedReads: failing }, 'revocations: the feed does not answer');
     }
     if (!stopped) {
-      timer = setTimeout(round, everyMs);
+      timer = setTimeout(round, list.currentAt === undefined ? Math.min(everyMs, FIRST_READ_EVERY_MS) : everyMs);
       timer.unref();
     }
   };
