@@ -28,10 +28,9 @@ const BOOKKEEPING = new Set([
   'password_reset_requests',
   // The posts list's change log: deleting an account's published posts is an entry in it.
   'listing_changes',
-  // The revocation log and the seconds tokens were issued in: a deleted account's tokens are
-  // refused until they expire (JWT_EXPIRES_IN), and then its entries go.
+  // The revocation log: a deleted account's tokens are refused until they expire
+  // (JWT_EXPIRES_IN), and then its entries go.
   'revocations',
-  'issued_tokens',
 ]);
 
 let f: FaultSystem;

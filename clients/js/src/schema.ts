@@ -612,7 +612,7 @@ export interface components {
         SessionTokens: {
             /** @description The contract’s JWT. */
             token: string;
-            /** @description Opaque, 256 random bits; never a JWT. */
+            /** @description Opaque to clients (signed by the server, with 256 random bits); never a JWT. */
             refreshToken: string;
             /** @description The access token’s lifetime, in seconds. */
             expiresIn: number;

@@ -384,7 +384,11 @@ export const sessionTokensSchema = {
   required: ['token', 'refreshToken', 'expiresIn'],
   properties: {
     token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$', description: 'The contract’s JWT.' },
-    refreshToken: { type: 'string', pattern: '^[\\w-]{43}$', description: 'Opaque, 256 random bits; never a JWT.' },
+    refreshToken: {
+      type: 'string',
+      pattern: '^[\\w-]{104}$',
+      description: 'Opaque to clients (signed by the server, with 256 random bits); never a JWT.',
+    },
     expiresIn: { type: 'integer', minimum: 1, description: 'The access token’s lifetime, in seconds.' },
   },
   additionalProperties: false,

@@ -10,7 +10,7 @@ import type { Config } from './config';
 import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
-import { issuedTokenModel, refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
+import { refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
 import { refreshCookies } from './refresh-cookie';
@@ -49,11 +49,8 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const sessionRecords = sessionModel(connection);
   const refreshTokenRecords = refreshTokenModel(connection);
   const revocationRecords = revocationModel(connection);
-  const issuedTokens = issuedTokenModel(connection);
-  // The unique indexes (e-mail, spent refresh tokens) must exist before the first request.
-  await Promise.all(
-    [users, sessionRecords, refreshTokenRecords, revocationRecords, issuedTokens].map((model) => model.init()),
-  );
+  // The unique indexes (e-mail, spent refresh tokens, a user's seconds) must exist before the first request.
+  await Promise.all([users, sessionRecords, refreshTokenRecords, revocationRecords].map((model) => model.init()));
   const tokens = { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN };
   const expiresInS = Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000);
   const revocations = createRevocationLog(revocationRecords, { tokenLifetimeS: expiresInS });
@@ -63,7 +60,6 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const sessions = createSessions({
     sessions: sessionRecords,
     refreshTokens: refreshTokenRecords,
-    issuedTokens,
     revocations,
     limit: createRefreshLimit(),
     keys: createRefreshTokens(config.JWT_SECRET),

@@ -144,26 +144,27 @@ export interface SessionRecord {
   lastUsedAt: Date;
   /** When it was ended (logout, log out everywhere, a new password, reuse of a spent token). */
   endedAt: Date | null;
-  /**
-   * The user's not-before (revocations.ts in @cs/auth) when the session started, in seconds: its
-   * access tokens are issued no earlier. A later revocation of the user ends the session.
-   */
-  tokensFrom?: number;
 }
 
 /**
- * A refresh token that was issued, by its keyed hash: the token itself is never stored. Its
- * successor's record, inserted under the unique `_id`, is what spends it (sessions.ts).
+ * A pair that was issued: its refresh token by keyed hash (the token itself is never stored), and
+ * the second of its access token. Its insert under the unique `_id` is what spends the token it
+ * replaces; the unique `(userId, iat)` gives each second to one access token of a user (sessions.ts).
  */
 export interface RefreshTokenRecord {
-  /** The token's keyed hash (refresh-tokens.ts). */
+  /** The refresh token's keyed hash (refresh-tokens.ts). */
   _id: string;
   sessionId: string;
   userId: string;
-  /** The access token's `iat` as a time: it signs to the same token again (sessions.ts). */
-  issuedAt: Date;
-  /** When the pair was issued; the grace interval runs from here (issuedAt may be a second or two ahead). */
-  createdAt?: Date;
+  /**
+   * The access token's `iat`, in seconds: it signs to the same token again. A token is its claims
+   * signed, and its claims are the user id and the second (and the expiry that follows), so two
+   * tokens of one user issued in one second would be the same token, and revoking one (by
+   * digest) would revoke the other.
+   */
+  iat: number;
+  /** When the pair was issued: the grace interval runs from here (`iat` may be a second or two ahead). */
+  createdAt: Date;
 }
 
 const sessionSchema = new Schema<SessionRecord>(
@@ -174,7 +175,6 @@ const sessionSchema = new Schema<SessionRecord>(
     createdAt: { type: Date, required: true },
     lastUsedAt: { type: Date, required: true },
     endedAt: { type: Date, default: null },
-    tokensFrom: { type: Number },
   },
   { ...strict, collection: 'sessions' },
 );
@@ -186,13 +186,18 @@ const refreshTokenSchema = new Schema<RefreshTokenRecord>(
     _id: { type: String, required: true },
     sessionId: { type: String, required: true },
     userId: { type: String, required: true },
-    issuedAt: { type: Date, required: true },
-    createdAt: { type: Date },
+    iat: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
   },
-  { ...strict, collection: 'refresh_tokens' },
+  // Not `refresh_tokens`: those records had another shape, and their tokens another format.
+  { ...strict, collection: 'session_tokens' },
 );
 // A session's tokens: to revoke the access tokens it was issued when it ends.
 refreshTokenSchema.index({ sessionId: 1 });
+// One access token per user and second; a user's latest seconds.
+refreshTokenSchema.index({ userId: 1, iat: 1 }, { unique: true });
+// Records of sessions past their absolute lifetime go (prune).
+refreshTokenSchema.index({ createdAt: 1 });
 
 export type SessionModel = Model<SessionRecord>;
 export type RefreshTokenModel = Model<RefreshTokenRecord>;
@@ -238,36 +243,4 @@ export type RevocationModel = Model<RevocationRecord>;
 
 export function revocationModel(connection: Connection): RevocationModel {
   return modelOf(connection, 'Revocation', revocationSchema);
-}
-
-/**
- * An access token issued, by user and second: `_id` is `<userId>:<iat>`. A token is its claims
- * signed, and its claims are the user id and the second (and the expiry that follows), so two
- * tokens of one user issued in one second would be the same token, and revoking one (by digest)
- * would revoke the other. The unique `_id` gives each second to one token; the next token of the
- * user takes the next second (sessions.ts).
- */
-export interface IssuedTokenRecord {
-  _id: string;
-  userId: string;
-  /** When the token expires: the record can go then. */
-  expiresAt: Date;
-}
-
-const issuedTokenSchema = new Schema<IssuedTokenRecord>(
-  {
-    _id: { type: String, required: true },
-    userId: { type: String, required: true },
-    expiresAt: { type: Date, required: true },
-  },
-  { ...strict, collection: 'issued_tokens' },
-);
-// A user's seconds taken (looked up by equality: FerretDB sends no range down); expired ones.
-issuedTokenSchema.index({ userId: 1 });
-issuedTokenSchema.index({ expiresAt: 1 });
-
-export type IssuedTokenModel = Model<IssuedTokenRecord>;
-
-export function issuedTokenModel(connection: Connection): IssuedTokenModel {
-  return modelOf(connection, 'IssuedToken', issuedTokenSchema);
 }

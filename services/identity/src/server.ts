@@ -20,7 +20,7 @@ void runService({
       throttle.startPruning(warn('could not prune login failures')),
       turns.startPruning(),
       repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
-      repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune issued tokens')),
+      repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune old sessions')),
       deletions.start(config.DELETION_OUTBOX_INTERVAL),
       async () => following.stop(),
     ];

@@ -2,13 +2,22 @@
  * Sessions: a login, and every pair of tokens refreshed from it, until it ends. The access token
  * stays the contract's JWT; the refresh token (refresh-tokens.ts) gets the next pair.
  *
+ * A refresh is two reads at once and nothing before them: the session (is it live?) and the
+ * insert of the successor's record. The token names its session and user and is signed, so no
+ * read is needed to know them.
+ *
  * Spending a token, exactly once on any server: its successor is derived from it, and the
  * successor's record is inserted under the unique `_id`. The insert that wins spent the token; a
  * racer that loses (another tab, a retried request, another replica) reads the successor's record
  * and, within the grace interval, answers the very same pair: the same refresh token and, signed
  * with the same `iat`, the same access token. Past the grace interval a spent token counts as
  * stolen: the session ends, and so does every token descended from its login. No conditional
- * update decides anything here, so FerretDB's non-atomic ones cannot let two takers win.
+ * update decides anything here, so FerretDB's non-atomic ones cannot let two takers win. A token
+ * of a session that is not live gets 401, and the record its refresh inserted goes again.
+ *
+ * No two access tokens of a user are the same token: each takes a second of its own, the unique
+ * `(userId, iat)` of its record, the next free one from now, so that revoking one token by its
+ * digest never revokes another session's token issued in the same second.
  *
  * A session ends on logout, on "log out everywhere", on a new password (change or reset), on the
  * account's deletion, on reuse of a spent token, IDLE_MS after its last refresh and MAX_AGE_MS
@@ -19,20 +28,16 @@
  * ended alone revokes the access tokens it was issued that have not expired (each is the token
  * signed for its refresh token's record, so the records are their digests' keeping); every
  * session of a user ending revokes all the user's tokens issued until then. A session's tokens
- * are issued no earlier than the user's not-before when it started (`tokensFrom`), so a login
- * right after "log out everywhere", even within the same second, gets a token that works.
- *
- * No two access tokens of a user are the same token: each takes a second of its own (IssuedToken
- * in model.ts), the next free one from now, so that revoking one token by its digest never
- * revokes another session's token issued in the same second.
+ * are issued no earlier than the user's not-before when it started (its tokens carry it), so a
+ * login right after "log out everywhere", even within the same second, gets a token that works.
  */
 import { randomBytes } from 'node:crypto';
 import { signToken, type TokenSettings, tokenDigest, verifyClaims } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
-import type { IssuedTokenModel, RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
+import type { RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
 import type { RefreshLimit } from './refresh-limit';
-import type { RefreshTokens } from './refresh-tokens';
+import type { RefreshTokenClaims, RefreshTokens } from './refresh-tokens';
 import type { RevocationLog, RevokedToken } from './revocation-log';
 
 /** What register, login, a password change and a refresh answer. */
@@ -70,10 +75,12 @@ const LAST_USED_PRECISION_MS = 60_000;
 /** Tries at a free second for a token; each try after the first starts after the user's latest. */
 const ISSUE_ATTEMPTS = 100;
 
+/** A pair's record inserted (the second it took), or the record found under its `_id`: spent already. */
+type Issued = { iat: number } | { spent: RefreshTokenRecord };
+
 export function createSessions({
   sessions,
   refreshTokens,
-  issuedTokens,
   revocations,
   limit,
   keys,
@@ -84,7 +91,6 @@ export function createSessions({
 }: {
   sessions: SessionModel;
   refreshTokens: RefreshTokenModel;
-  issuedTokens: IssuedTokenModel;
   revocations: RevocationLog;
   /** Refreshes per session (refresh-limit.ts). */
   limit: RefreshLimit;
@@ -96,12 +102,12 @@ export function createSessions({
   now?: () => number;
 }) {
   const refused = () => new HttpError(401, sessionMessages.invalidRefreshToken);
-  /** Spends under way in this process, by the spent token's record id. */
+  /** Spends under way in this process, by the spent token's hash. */
   const spending = new Map<string, Promise<SessionTokens>>();
 
-  /** The pair for a refresh token issued at `issuedAt`: the same bytes each time it is asked again. */
-  const pair = (userId: string, refreshToken: string, issuedAt: Date): SessionTokens => ({
-    token: signToken(userId, tokens, Math.floor(issuedAt.getTime() / 1000)),
+  /** The pair for a refresh token whose access token took second `iat`: the same bytes each time. */
+  const pair = (userId: string, refreshToken: string, iat: number): SessionTokens => ({
+    token: signToken(userId, tokens, iat),
     refreshToken,
     expiresIn: expiresInS,
   });
@@ -112,40 +118,45 @@ export function createSessions({
     at - session.lastUsedAt.getTime() < settings.idleMs &&
     at - session.createdAt.getTime() < settings.maxAgeMs;
 
-  /** The latest second a token of `userId` was issued in (0: none within a token's lifetime). */
-  const latestIssued = async (userId: string): Promise<number> => {
-    const taken = await issuedTokens.find({ userId }, { _id: 1 }).lean<{ _id: string }[]>();
-    return Math.max(0, ...taken.map(({ _id }) => Number(_id.slice(userId.length + 1))));
+  /** The latest second from `fromS` on that an access token of `userId` took (fromS - 1: none). */
+  const latestIssued = async (userId: string, fromS: number): Promise<number> => {
+    const taken = await refreshTokens
+      .find({ userId, iat: trusted({ $gte: fromS }) }, { iat: 1 })
+      .lean<Pick<RefreshTokenRecord, 'iat'>[]>();
+    return Math.max(fromS - 1, ...taken.map(({ iat }) => iat));
   };
 
   /**
-   * When a new access token of `userId` is issued: `fromMs` (now, or the user's not-before if
-   * later), or, when another token of the user has that second, the second after the user's latest.
+   * Inserts the record of the pair whose refresh token hashes to `_id`, its access token at the
+   * first free second of the user from `fromS` on; or finds that record inserted already.
    */
-  const issueTime = async (userId: string, fromMs: number): Promise<Date> => {
-    const first = Math.floor(fromMs / 1000);
-    let iat = first;
+  const issue = async (
+    record: Pick<RefreshTokenRecord, '_id' | 'sessionId' | 'userId' | 'createdAt'>,
+    fromS: number,
+  ): Promise<Issued> => {
+    let iat = fromS;
     for (let attempt = 1; ; attempt++) {
       try {
-        await issuedTokens.create({
-          _id: `${userId}:${iat}`,
-          userId,
-          expiresAt: new Date((iat + expiresInS) * 1000),
-        });
-        return new Date(iat === first ? fromMs : iat * 1000);
+        await refreshTokens.create({ ...record, iat });
+        return { iat };
       } catch (err) {
-        if (!isDuplicateKey(err) || attempt >= ISSUE_ATTEMPTS) throw err;
-        iat = Math.max(iat, await latestIssued(userId)) + 1;
+        if (!isDuplicateKey(err)) throw err;
+        // Which unique key: the token's (spent already), or the user's second (taken: the next).
+        const spent = await refreshTokens.findById(record._id).lean<RefreshTokenRecord>();
+        if (spent) return { spent };
+        if (attempt >= ISSUE_ATTEMPTS) throw err;
+        iat = (await latestIssued(record.userId, iat)) + 1;
       }
     }
   };
 
   /**
    * Every token of `userId` issued until now is refused: those of this second, and those whose
-   * second was taken ahead of it (issueTime).
+   * second was taken ahead of it (issue).
    */
   const revokeUser = async (userId: string) => {
-    await revocations.revokeUser(userId, (await latestIssued(userId)) + 1);
+    const nowS = Math.floor(now() / 1000);
+    await revocations.revokeUser(userId, (await latestIssued(userId, nowS)) + 1);
   };
 
   /**
@@ -156,102 +167,92 @@ export function createSessions({
     const at = now();
     await sessions.updateOne({ _id: id, endedAt: null }, { $set: { endedAt: new Date(at) } });
     const issued = await refreshTokens
-      .find({ sessionId: id, issuedAt: trusted({ $gt: new Date(at - expiresInS * 1000) }) }, { userId: 1, issuedAt: 1 })
-      .lean<Pick<RefreshTokenRecord, 'userId' | 'issuedAt'>[]>();
+      .find({ sessionId: id, iat: trusted({ $gt: Math.floor(at / 1000) - expiresInS }) }, { userId: 1, iat: 1 })
+      .lean<Pick<RefreshTokenRecord, 'userId' | 'iat'>[]>();
     const ended = new Map(also.map((t) => [t.digest, t]));
-    for (const { userId, issuedAt } of issued) {
-      const digest = tokenDigest(pair(userId, '', issuedAt).token);
-      ended.set(digest, { userId, digest, expiresAt: Math.floor(issuedAt.getTime() / 1000) + expiresInS });
+    for (const { userId, iat } of issued) {
+      const digest = tokenDigest(pair(userId, '', iat).token);
+      ended.set(digest, { userId, digest, expiresAt: iat + expiresInS });
     }
     await revocations.revokeTokens([...ended.values()]);
   };
 
-  /** Spends `refreshToken` (whose record is `presented`) for the next pair: see refresh. */
-  const spend = async (presented: RefreshTokenRecord, refreshToken: string): Promise<SessionTokens> => {
+  /** Spends `refreshToken` (which says `claims`) for the next pair: see refresh. */
+  const spend = async (claims: RefreshTokenClaims, refreshToken: string): Promise<SessionTokens> => {
     const at = now();
-    const successor = keys.successorOf(refreshToken);
-    const successorId = keys.hashOf(successor);
-    // Three things at once: the session, whether the successor exists already (a replay), and a
-    // second for the next access token (taken for nothing when the answer is a replay or a 401).
-    const [session, spentAlready, taken] = await Promise.all([
-      sessions.findById(presented.sessionId).lean<SessionRecord>(),
-      refreshTokens.exists({ _id: successorId }),
-      issueTime(presented.userId, at),
+    const successor = keys.successorOf(refreshToken, claims);
+    const record = { _id: keys.hashOf(successor), sessionId: claims.sessionId, userId: claims.userId };
+    const fromS = Math.max(Math.floor(at / 1000), claims.tokensFrom);
+    const [session, issued] = await Promise.all([
+      sessions.findById(claims.sessionId).lean<SessionRecord>(),
+      issue({ ...record, createdAt: new Date(at) }, fromS),
     ]);
-    if (!live(session, at)) throw refused();
-    const issued = { _id: successorId, sessionId: session._id, userId: presented.userId };
-    // Spent already: by a racer a moment ago (the same pair again), or long ago (stolen).
-    const whenSpent = async (): Promise<SessionTokens> => {
-      const spent = await refreshTokens.findById(issued._id).lean<RefreshTokenRecord>();
-      if (!spent) throw new Error('a refresh token spent, and its successor not found');
-      if (at - (spent.createdAt ?? spent.issuedAt).getTime() > settings.graceMs) {
+    if (!live(session, at)) {
+      // Nothing is kept for a session that is gone (a deleted account's), or that cannot use it.
+      if (!('spent' in issued)) await refreshTokens.deleteOne({ _id: record._id });
+      throw refused();
+    }
+    if ('spent' in issued) {
+      // By a racer a moment ago (the same pair again), or long ago (stolen).
+      if (at - issued.spent.createdAt.getTime() > settings.graceMs) {
         await endSession(session._id);
         throw refused();
       }
-      return pair(presented.userId, successor, spent.issuedAt);
-    };
-    if (spentAlready) return whenSpent();
-    // A session started right after a revocation issues no earlier than its not-before.
-    const tokensFrom = (session.tokensFrom ?? 0) * 1000;
-    const issuedAt = taken.getTime() >= tokensFrom ? taken : await issueTime(presented.userId, tokensFrom);
-    try {
-      await refreshTokens.create({ ...issued, issuedAt, createdAt: new Date(at) });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      return whenSpent();
+      return pair(claims.userId, successor, issued.spent.iat);
     }
     // To the minute: a write saved on most refreshes, a minute at most off an idle lifetime of days.
     // (A racer's older time written last costs a few ms of idle.)
     if (at - session.lastUsedAt.getTime() >= Math.min(LAST_USED_PRECISION_MS, settings.idleMs / 10)) {
       await sessions.updateOne({ _id: session._id }, { $set: { lastUsedAt: new Date(at) } });
     }
-    return pair(presented.userId, successor, issuedAt);
+    return pair(claims.userId, successor, issued.iat);
   };
 
   return {
     /** A new session for `userId` (a login, a register, a new password), and its first pair. */
     async start(userId: string, userAgent: string | undefined): Promise<SessionTokens> {
       const tokensFrom = await revocations.notBeforeOf(userId);
-      const at = new Date(now());
-      const id = randomBytes(12).toString('hex');
-      const refreshToken = keys.fresh();
-      await sessions.create({
-        _id: id,
-        userId,
-        userAgent: userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null,
-        createdAt: at,
-        lastUsedAt: at,
-        endedAt: null,
-        tokensFrom,
-      });
-      const issuedAt = await issueTime(userId, Math.max(at.getTime(), tokensFrom * 1000));
-      await refreshTokens.create({ _id: keys.hashOf(refreshToken), sessionId: id, userId, issuedAt, createdAt: at });
-      return pair(userId, refreshToken, issuedAt);
+      const at = now();
+      const sessionId = randomBytes(12).toString('hex');
+      const refreshToken = keys.fresh({ sessionId, userId, tokensFrom });
+      const [, issued] = await Promise.all([
+        sessions.create({
+          _id: sessionId,
+          userId,
+          userAgent: userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null,
+          createdAt: new Date(at),
+          lastUsedAt: new Date(at),
+          endedAt: null,
+        }),
+        issue(
+          { _id: keys.hashOf(refreshToken), sessionId, userId, createdAt: new Date(at) },
+          Math.max(Math.floor(at / 1000), tokensFrom),
+        ),
+      ]);
+      if ('spent' in issued) throw new Error('a fresh refresh token found issued already');
+      return pair(userId, refreshToken, issued.iat);
     },
 
     /** Spends `refreshToken` for the next pair (see above); 401 when it cannot. */
     async refresh(refreshToken: string): Promise<SessionTokens> {
-      const presented = await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
-      if (!presented) throw refused();
-      limit.take(presented.sessionId);
+      const claims = keys.open(refreshToken);
+      if (!claims) throw refused();
+      limit.take(claims.sessionId);
       // One spend at a time per token in this process: the same token sent again meanwhile (a
       // retry, two tabs) waits for that answer instead of racing it.
-      const running = spending.get(presented._id);
+      const running = spending.get(refreshToken);
       if (running) return running;
-      const spent = spend(presented, refreshToken).finally(() => spending.delete(presented._id));
-      spending.set(presented._id, spent);
+      const spent = spend(claims, refreshToken).finally(() => spending.delete(refreshToken));
+      spending.set(refreshToken, spent);
       return spent;
     },
 
     /**
-     * Logout: the session of `refreshToken` ends, if it was one, and so does `accessToken` (the
+     * Logout: the session of `refreshToken` ends, if it names one, and so does `accessToken` (the
      * request's Bearer token), when it is one of ours.
      */
     async endByToken(refreshToken: string | undefined, accessToken?: string): Promise<void> {
-      const presented =
-        refreshToken === undefined
-          ? null
-          : await refreshTokens.findById(keys.hashOf(refreshToken)).lean<RefreshTokenRecord>();
+      const claims = refreshToken === undefined ? null : keys.open(refreshToken);
       const bearer: RevokedToken[] = [];
       if (accessToken !== undefined) {
         try {
@@ -261,7 +262,7 @@ export function createSessions({
           // Not one of ours, or expired: nothing to revoke.
         }
       }
-      if (presented) await endSession(presented.sessionId, bearer);
+      if (claims) await endSession(claims.sessionId, bearer);
       else await revocations.revokeTokens(bearer);
     },
 
@@ -293,19 +294,26 @@ export function createSessions({
       await revokeUser(userId);
     },
 
-    /** Forgets the records of access tokens that have expired. */
+    /**
+     * Forgets sessions past their absolute lifetime, and their pairs: a record is younger than its
+     * session, so one older than the lifetime (and than an access token's) is of a session that
+     * can no longer refresh, and its access token has expired.
+     */
     async prune(): Promise<void> {
-      await issuedTokens.deleteMany({ expiresAt: trusted({ $lt: new Date(now()) }) });
+      const at = now();
+      await refreshTokens.deleteMany({
+        createdAt: trusted({ $lt: new Date(at - Math.max(settings.maxAgeMs, expiresInS * 1000)) }),
+      });
+      await sessions.deleteMany({ createdAt: trusted({ $lt: new Date(at - settings.maxAgeMs) }) });
     },
 
     /** A deleted account's sessions and refresh tokens go: nothing of it is kept. Idempotent. */
     async forgetAll(userId: string): Promise<void> {
       // Its access tokens stop working (again: a deletion finished by the outbox may not have
-      // ended its sessions), and its refresh tokens go first: none of them refreshes again.
+      // ended its sessions), and its sessions go first: none of its tokens refreshes again.
       await revokeUser(userId);
-      await refreshTokens.deleteMany({ userId });
-      await issuedTokens.deleteMany({ userId });
       await sessions.deleteMany({ userId });
+      await refreshTokens.deleteMany({ userId });
     },
   };
 }

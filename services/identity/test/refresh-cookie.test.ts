@@ -47,7 +47,7 @@ describe('cookie mode', () => {
     const { res, cookie } = await cookieLogin();
 
     expect(res.body).toEqual({ token: expect.any(String), expiresIn: 3600 });
-    expect(cookie.value).toMatch(/^[\w-]{43}$/);
+    expect(cookie.value).toMatch(/^[\w-]{104}$/);
     expect(cookie.attributes).toEqual(['Path=/api/auth', 'Max-Age=1209600', 'HttpOnly', 'SameSite=Strict']);
   });
 

@@ -62,7 +62,7 @@ describe('the pair a login answers', () => {
       loggedIn,
     ]) {
       expect(pair).toEqual({ token: expect.any(String), refreshToken: expect.any(String), expiresIn: 3600 });
-      expect(pair.refreshToken).toMatch(/^[\w-]{43}$/);
+      expect(pair.refreshToken).toMatch(/^[\w-]{104}$/);
     }
     expect(loggedIn.refreshToken).not.toBe(registered.refreshToken);
     await h.http.get('/api/auth/me').set(bearer(loggedIn)).expect(200);
@@ -150,8 +150,22 @@ describe('POST /api/auth/refresh', () => {
     await refresh(pair.refreshToken, aging.http).expect(401);
   });
 
+  it('when a refresh token is altered to name another session, or its signature is cut, then 401, and the real one still works', async () => {
+    const victim = await registerPair();
+    const attacker = await registerPair();
+    const bytes = Buffer.from(attacker.refreshToken, 'base64url');
+    // The first 12 bytes name the session: the attacker's token, made to name the victim's.
+    Buffer.from(victim.refreshToken, 'base64url').copy(bytes, 0, 0, 12);
+    const forged = bytes.toString('base64url');
+    const cut = `${victim.refreshToken.slice(0, -2)}AA`;
+
+    expect((await refresh(forged)).body).toEqual(REFUSED);
+    expect((await refresh(cut)).body).toEqual(REFUSED);
+    await refresh(victim.refreshToken).expect(200);
+  });
+
   it('when the refresh token is unknown, missing or not a string, then 401 or 400 with a message', async () => {
-    expect((await refresh('x'.repeat(43))).status).toBe(401);
+    expect((await refresh('x'.repeat(104))).status).toBe(401);
     expect((await h.http.post('/api/auth/refresh').send({})).status).toBe(400);
     expect((await h.http.post('/api/auth/refresh').send({ refreshToken: 42 })).body).toEqual({
       error: 'refreshToken must be a string',
@@ -169,7 +183,7 @@ describe('ending sessions', () => {
     await h.http.post('/api/auth/logout').send({ refreshToken: pair.refreshToken }).expect(204);
     await h.http
       .post('/api/auth/logout')
-      .send({ refreshToken: 'y'.repeat(43) })
+      .send({ refreshToken: 'y'.repeat(104) })
       .expect(204);
   });
 
@@ -303,7 +317,7 @@ describe('a deletion finished by the outbox', () => {
 
     await refresh(pair.refreshToken).expect(401);
     const kept = (collection: string) => h.db.connection.collection(collection).countDocuments({ userId });
-    expect([await kept('sessions'), await kept('refresh_tokens')]).toEqual([0, 0]);
+    expect([await kept('sessions'), await kept('session_tokens')]).toEqual([0, 0]);
   });
 });
 
