@@ -11,13 +11,12 @@
  * from a seeded generator (paced-load.ts), so a run can be repeated.
  */
 
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/dist/src/listing';
 import mongoose, { Types } from 'mongoose';
 import type { PacedRequest, PacedResult, PacedSpec, PacedStream } from './paced-load';
+import { runScript } from './rounds';
 import { round } from './stats';
 
 /** Published posts stored before any attack. */
@@ -207,19 +206,7 @@ export interface AttackOptions {
 }
 
 function runPaced(o: AttackOptions, spec: PacedSpec): Promise<Record<string, PacedResult>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(o.node, [join(o.dist, 'paced-load.js'), JSON.stringify(spec)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`paced-load.js exited ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as Record<string, PacedResult>);
-    });
-  });
+  return runScript(o.node, o.dist, 'paced-load.js', [JSON.stringify(spec)]);
 }
 
 async function postJson(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST') {

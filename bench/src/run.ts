@@ -11,7 +11,6 @@
  * BENCH_REVOCATIONS (10000), BENCH_SESSIONS (1000) (scenario 12, sessions.ts),
  * BENCH_ONLY=attacks or sessions: scenario 11 or 12 alone, its report in place of the whole run's.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +35,7 @@ import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import type { LoadResult, LoadSpec } from './load';
+import { interleave as interleaveRounds, type LoadSummary, runScript, summarize, type Variant } from './rounds';
 import { memoryOf, processTree, rssMb } from './rss';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
@@ -88,47 +88,15 @@ const S3 = {
 
 // ---------- measuring ----------
 
-function runChild(script: string, args: string[]): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [join(DIST, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`${script} exited ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as LoadResult);
-    });
-  });
-}
+const runChild = (script: string, args: string[]) => runScript(NODE, DIST, script, args);
 
 const load = (spec: Omit<LoadSpec, 'durationS'>, durationS = DURATION_S) =>
   runChild('load.js', [JSON.stringify({ ...spec, durationS })]);
 
-type Variant = { name: string; run: () => Promise<LoadResult> };
-
-/** Runs the variants interleaved, round after round, alternating which goes first. */
-async function interleave(
-  variants: Variant[],
-  roundCount = ROUNDS,
-): Promise<Record<string, { rps: number; p50: number; p99: number; failures: number; rounds: number[] }>> {
-  const rounds: Record<string, LoadResult[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
-  for (let r = 0; r < roundCount; r++) {
-    const order = r % 2 === 0 ? variants : [...variants].reverse();
-    for (const v of order) rounds[v.name]?.push(await v.run());
-  }
-  return Object.fromEntries(
-    Object.entries(rounds).map(([name, rs]) => [
-      name,
-      {
-        rps: median(rs.map((x) => x.rps)),
-        p50: median(rs.map((x) => x.p50)),
-        p99: median(rs.map((x) => x.p99)),
-        failures: rs.reduce((n, x) => n + (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0), 0),
-        rounds: rs.map((x) => Math.round(x.rps)),
-      },
-    ]),
-  );
+/** Runs the variants interleaved (rounds.ts): the medians of each one's rounds. */
+async function interleave(variants: Variant<LoadResult>[], roundCount = ROUNDS): Promise<Record<string, LoadSummary>> {
+  const rounds = await interleaveRounds(variants, roundCount);
+  return Object.fromEntries(Object.entries(rounds).map(([name, rs]) => [name, summarize(rs)]));
 }
 
 // ---------- the run ----------

@@ -41,6 +41,7 @@ import {
 } from '@cs/devstack';
 import { type CpuSnapshot, type CpuWindow, cpuBetween, cpuSnapshot, type ProcessGroups } from './cpu';
 import type { LoadResult, LoadSpec } from './load';
+import { interleave as interleaveRounds, type Variant } from './rounds';
 import { median, pairedRatio, round } from './stats';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -130,14 +131,8 @@ function measured(target: Target, script: string, spec: Omit<LoadSpec, 'duration
   });
 }
 
-/** Runs the variants interleaved, round after round, alternating which goes first. */
-async function interleave(variants: { name: string; run: () => Promise<Measured> }[]) {
-  const rounds: Record<string, Measured[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const v of r % 2 === 0 ? variants : [...variants].reverse()) rounds[v.name]?.push(await v.run());
-  }
-  return rounds;
-}
+/** Runs the variants interleaved (rounds.ts). */
+const interleave = (variants: Variant<Measured>[]) => interleaveRounds(variants, ROUNDS);
 
 /** The CPU groups of a system: each kind of our processes, its balancer, the shared servers. */
 function groupsOf(system: RunningSystem, mongo: MongoServer, redis?: RunningServer): ProcessGroups {

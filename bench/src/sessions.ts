@@ -10,11 +10,11 @@
  * Registration hashes passwords; these systems use bcrypt cost 4 for it, which no measured request
  * pays (neither refresh, nor create, nor a read hashes anything).
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RunningSystem, type SystemOptions, startSystem } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
+import { interleave as interleaveRounds, type LoadSummary, runScript, summarize, type Variant } from './rounds';
 import { pairedRatio, round } from './stats';
 
 export const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS ?? 10_000);
@@ -38,7 +38,7 @@ export interface SessionsOptions {
   log(line: string): void;
 }
 
-type Measured = { rps: number; p50: number; p99: number; failures: number; rounds: number[] };
+type Measured = LoadSummary;
 
 export interface SessionsReport {
   refresh: Measured;
@@ -51,34 +51,15 @@ export interface SessionsReport {
   revocations: { logEntries: number; made: string };
 }
 
-function child(o: SessionsOptions, script: string, spec: unknown): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(o.node, [join(o.dist, script), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    proc.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`${script} exited ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as LoadResult);
-    });
-  });
-}
+const child = (o: SessionsOptions, script: string, spec: unknown) =>
+  runScript(o.node, o.dist, script, [JSON.stringify(spec)]);
 
-async function interleave(rounds: number, variants: { name: string; run: () => Promise<LoadResult> }[]) {
-  const results: Record<string, LoadResult[]> = Object.fromEntries(variants.map((v) => [v.name, []]));
-  for (let r = 0; r < rounds; r++) {
-    for (const v of r % 2 === 0 ? variants : [...variants].reverse()) results[v.name]?.push(await v.run());
-  }
+/** The variants interleaved (rounds.ts): each one's summary, and its rounds for paired ratios. */
+async function interleave(rounds: number, variants: Variant<LoadResult>[]) {
+  const results = await interleaveRounds(variants, rounds);
   const measured = (rs: LoadResult[]): Measured => {
-    const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-    return {
-      rps: round(mid(rs.map((x) => x.rps))),
-      p50: round(mid(rs.map((x) => x.p50)), 2),
-      p99: round(mid(rs.map((x) => x.p99)), 2),
-      failures: rs.reduce((n, x) => n + (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0), 0),
-      rounds: rs.map((x) => Math.round(x.rps)),
-    };
+    const s = summarize(rs);
+    return { ...s, rps: round(s.rps), p50: round(s.p50, 2), p99: round(s.p99, 2) };
   };
   return Object.fromEntries(Object.entries(results).map(([name, rs]) => [name, { measured: measured(rs), rs }]));
 }
