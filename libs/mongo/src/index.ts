@@ -121,6 +121,7 @@ export function watchReachability(
 export { backlogOf } from './backlog';
 export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
 export { modelOf } from './model-of';
+export { appendNumbered, readNumbered } from './numbered-log';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { trusted } from './trusted';

@@ -3,15 +3,9 @@
  * with no gap, which the gateway and every service follow (`GET /internal/revocations`, and
  * @cs/auth's revocation feed) to refuse those tokens without a database read of their own.
  *
- * Why the numbers hold on FerretDB, whose conditional writes are not atomic: an entry is an
- * insert whose `_id` is its number, and `_id`'s unique index lets one inserter have each number.
- * A writer tries the number after the newest it knows of, and the next on a duplicate key, so a
- * number is only tried once the one before it exists: a reader that has read up to n and finds
- * no n + 1 has seen every entry written before it looked.
- *
- * Every read is by `_id` (FerretDB sends only equality filters down; a range or a sort reads the
- * whole collection): a reader looks up n + 1, then WINDOW numbers at a time while they exist. The
- * only whole reads are a new reader's first (every entry still kept), the first write of a process
+ * The numbers are @cs/mongo's numbered log: an entry is an insert whose `_id` is its number, so
+ * two identity replicas on FerretDB never share or skip one, and every read is by `_id`. The only
+ * whole reads are a new reader's first (every entry still kept), the first write of a process
  * (the newest number), and pruning, once a minute. The process's newest known number moves with
  * every entry it writes or reads, so a writer's first try is nearly always free.
  *
@@ -21,7 +15,7 @@
  * started again (a new database): it reads the log whole.
  */
 import { notBeforeAt, type Revocation, type RevocationBatch } from '@cs/auth';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { appendNumbered, readNumbered, trusted } from '@cs/mongo';
 import type { RevocationModel, RevocationRecord } from './model';
 
 /** One access token to refuse: whose it is, its digest, and when it expires (seconds). */
@@ -86,16 +80,7 @@ export function createRevocationLog(
 
   const appendNow = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
     if (known === undefined) await everything();
-    let seq = (known ?? 0) + 1;
-    for (;;) {
-      try {
-        await entries.create({ _id: seq, ...entry });
-        break;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        seq += 1;
-      }
-    }
+    const seq = await appendNumbered((known ?? 0) + 1, (n) => entries.create({ _id: n, ...entry }));
     saw(seq);
     if (now() - prunedAt > PRUNE_EVERY_MS) {
       prunedAt = now();
@@ -149,14 +134,7 @@ export function createRevocationLog(
         const all = await everything();
         return { entries: all.map(toRevocation), last: all.at(-1)?._id ?? 0 };
       }
-      const found: RevocationRecord[] = [];
-      for (let width = 1; found.length < READ_MAX; width = WINDOW) {
-        const next = seq + found.length;
-        const window = await Promise.all(Array.from({ length: width }, (_, i) => entry(next + 1 + i)));
-        const present = window.findIndex((doc) => !doc);
-        found.push(...(window.slice(0, present < 0 ? width : present) as RevocationRecord[]));
-        if (present >= 0) break;
-      }
+      const found = await readNumbered(seq, entry, { window: WINDOW, atLeast: READ_MAX });
       if (found.length === 0 && !(await entry(seq))) {
         // Neither the reader's last entry nor the next: the log started again. Read it whole.
         const all = await everything();

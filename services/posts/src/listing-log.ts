@@ -6,12 +6,10 @@
  * read, of every change acknowledged anywhere, and of which post it was, so it can catch up by
  * reading that post alone instead of the whole list again.
  *
- * Why the numbers hold on FerretDB, whose conditional writes are not atomic: an entry is an
- * insert, its `_id` is its number, and `_id`'s unique index lets one inserter have each number. A
- * writer tries the number after the newest it knows of, and the next one on a duplicate key, so a
- * number is only ever tried once the one before it exists: no gap. A change is written, then
- * logged, then acknowledged; so a reader that finds the first number after its own missing has
- * seen the entry of every change acknowledged before it looked.
+ * The numbers are @cs/mongo's numbered log: an entry is an insert whose `_id` is its number, so
+ * replicas on FerretDB never share or skip one. A change is written, then logged, then
+ * acknowledged; so a reader that finds the first number after its own missing has seen the entry
+ * of every change acknowledged before it looked.
  *
  * One writer at a time in a process, and one entry for all the changes waiting then (a group
  * commit): writers of one process never race each other for a number (ten at once each used to
@@ -25,7 +23,7 @@
  * Entries are kept RETAIN_MS, far longer than a replica keeps its listing without reading it all
  * again (twice listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
  */
-import { isDuplicateKey, modelOf } from '@cs/mongo';
+import { appendNumbered, modelOf, readNumbered } from '@cs/mongo';
 import { type Connection, Schema } from 'mongoose';
 
 /** Longer than any replica's listing lives without being read again in full (see listing.ts). */
@@ -99,21 +97,10 @@ export function createListingLog(connection: Connection, collectionName = 'listi
   const hint = async () => (await entries.findById(HEAD).lean<EntryDoc>())?.seq ?? 0;
   const entry = (seq: number) => entries.findById(String(seq)).lean<EntryDoc>();
 
-  /**
-   * The entries after `seq` that exist now, in order, stopping past `max`. Most reads find none:
-   * one lookup; past that, WINDOW at a time.
-   */
+  /** The entries after `seq` that exist now, in order, stopping past `max`. */
   async function walk(seq: number, max: number): Promise<Entry[]> {
-    const found: Entry[] = [];
-    for (let width = 1; ; width = WINDOW) {
-      const next = seq + found.length;
-      const window = await Promise.all(Array.from({ length: width }, (_, i) => entry(next + 1 + i)));
-      for (const [i, doc] of window.entries()) {
-        if (!doc) return found;
-        found.push({ seq: next + 1 + i, changes: changesOf(doc) });
-      }
-      if (found.length > max) return found;
-    }
+    const found = await readNumbered(seq, entry, { window: WINDOW, atLeast: max + 1 });
+    return found.map((doc, i) => ({ seq: seq + 1 + i, changes: changesOf(doc) }));
   }
 
   async function prune(): Promise<void> {
@@ -122,16 +109,8 @@ export function createListingLog(connection: Connection, collectionName = 'listi
 
   /** One entry holding `changes`, at the first free number; returns it. */
   async function append(changes: Change[]): Promise<number> {
-    let seq = Math.max(known, await hint()) + 1;
-    for (;;) {
-      try {
-        await entries.create({ _id: String(seq), at: new Date(), changes });
-        break;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        seq += 1;
-      }
-    }
+    const firstTry = Math.max(known, await hint()) + 1;
+    const seq = await appendNumbered(firstTry, (n) => entries.create({ _id: String(n), at: new Date(), changes }));
     known = Math.max(known, seq);
     // The hint is housekeeping too: written in the background, every HINT_EVERY entries.
     if (seq % HINT_EVERY === 0) {
