@@ -64,7 +64,10 @@ async function interleave(rounds: number, variants: Variant<LoadResult>[]) {
   return Object.fromEntries(Object.entries(results).map(([name, rs]) => [name, { measured: measured(rs), rs }]));
 }
 
-async function send(url: string, init: { method: string; body?: unknown; token?: string }) {
+/** Tries a refused request is sent again (a 429 or 503 with Retry-After, as a client would). */
+const SEND_TRIES = 5;
+
+async function send(url: string, init: { method: string; body?: unknown; token?: string }, tries = SEND_TRIES) {
   const res = await fetch(url, {
     method: init.method,
     headers: {
@@ -74,6 +77,12 @@ async function send(url: string, init: { method: string; body?: unknown; token?:
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
   const text = await res.text();
+  const retryAfterS = Number(res.headers.get('retry-after'));
+  if ((res.status === 429 || res.status === 503) && retryAfterS > 0 && tries > 1) {
+    // Identity sheds password work when its line is full: the setup waits as it is told.
+    await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000));
+    return send(url, init, tries - 1);
+  }
   if (!res.ok) throw new Error(`${init.method} ${url}: ${res.status} ${text}`);
   return text ? (JSON.parse(text) as Record<string, string>) : {};
 }
