@@ -1,6 +1,6 @@
 /**
  * How every service boots: read and check config (a bad one stops the boot naming the key),
- * connect to its database with retry, build the app, listen, and on SIGTERM drain and close.
+ * connect to its database with retry (when it has one), build the app, listen, and on SIGTERM drain and close.
  * Tracing and metrics, when configured, start first (what is built next asks whether they are on):
  * metrics are served on their own port from before the database connects, and tracing sends its
  * last spans at the end.
@@ -16,9 +16,13 @@ export interface BaseConfig {
   readonly HOST: string;
   readonly METRICS_PORT: number;
   readonly METRICS_HOST: string;
-  readonly MONGO_URL: string;
+  /** The service's database; a service without one (realtime) has no such key. */
+  readonly MONGO_URL?: string;
   readonly LOG_LEVEL: string;
 }
+
+/** A service with a database gets its connection; one without gets none. */
+export type ConnectionOf<C extends BaseConfig> = C extends { readonly MONGO_URL: string } ? Connection : undefined;
 
 export interface Built {
   app: HttpApp;
@@ -29,7 +33,7 @@ export interface Built {
 export interface ServiceDefinition<C extends BaseConfig> {
   name: string;
   readConfig(): C;
-  build(deps: { config: C; connection: Connection; logger: Logger }): Promise<Built>;
+  build(deps: { config: C; connection: ConnectionOf<C>; logger: Logger }): Promise<Built>;
 }
 
 export async function runService<C extends BaseConfig>({
@@ -52,14 +56,8 @@ export async function runService<C extends BaseConfig>({
     startTracing(name);
     const metrics = await startMetrics(name, config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
-    const connection = await connectMongo(config.MONGO_URL, {
-      onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
-    });
-    watchReachability(connection, {
-      lost: (reason) => logger.warn({ reason }, 'database stopped answering; requests that need it get 503'),
-      regained: () => logger.info('database answers again'),
-    });
-    const { app, onClose } = await build({ config, connection, logger });
+    const connection = config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger);
+    const { app, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
     await runServer({
       app,
       port: config.PORT,
@@ -67,7 +65,7 @@ export async function runService<C extends BaseConfig>({
       logger,
       onClose: async () => {
         await onClose?.();
-        await connection.close();
+        await connection?.close();
         await metrics?.close();
         await stopTracing();
       },
@@ -76,4 +74,15 @@ export async function runService<C extends BaseConfig>({
     logger.fatal({ err }, 'could not start');
     process.exit(1);
   }
+}
+
+async function connectDatabase(url: string, logger: Logger): Promise<Connection> {
+  const connection = await connectMongo(url, {
+    onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
+  });
+  watchReachability(connection, {
+    lost: (reason) => logger.warn({ reason }, 'database stopped answering; requests that need it get 503'),
+    regained: () => logger.info('database answers again'),
+  });
+  return connection;
 }

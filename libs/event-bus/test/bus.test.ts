@@ -1,0 +1,101 @@
+/**
+ * The event bus on a real redis-server (Debian's, started here on a port of its own).
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { REPO_ROOT, type RunningServer, startRedis } from '@cs/devstack';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { createEventBus, type StoredEvent } from '../src/index';
+
+let server: RunningServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedis({ dataDir: join(REPO_ROOT, '.data', 'test', `bus-${randomBytes(3).toString('hex')}`) });
+  redis = new Redis(server.url);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+});
+
+const busOn = (name: string, keepEvents = 100, keepMs = 60_000) =>
+  createEventBus(redis, { stream: `test:${name}`, retention: { keepMs, keepEvents } });
+const event = (n: number) => ({ topic: 'posts', kind: 'upsert' as const, data: { n } });
+const numbers = (events: StoredEvent[]) => events.map((e) => (e.data as { n: number }).n);
+
+describe('the event bus', () => {
+  it('when one event is published twice under its key, then the stream holds it once, and the second publish says so', async () => {
+    const bus = busOn('once');
+    const first = await bus.publish(event(1), 'post-1-v2');
+    const again = await bus.publish(event(1), 'post-1-v2');
+
+    expect(first).toMatch(/^\d+-\d+$/);
+    expect(again).toBeNull();
+    const read = await bus.after('0-0', 10);
+    expect(read.gap ? 'gap' : numbers(read.events)).toEqual([1]);
+  });
+
+  it('when a reader resumes after an id, then it gets every later event in order, a page at a time', async () => {
+    const bus = busOn('resume');
+    const ids: string[] = [];
+    for (let n = 1; n <= 5; n++) ids.push((await bus.publish(event(n), `resume-${n}`)) as string);
+
+    const page = await bus.after(ids[1] as string, 2);
+    const rest = await bus.after(ids[3] as string, 10);
+
+    expect(page.gap ? 'gap' : numbers(page.events)).toEqual([3, 4]);
+    expect(rest.gap ? 'gap' : numbers(rest.events)).toEqual([5]);
+    expect(await bus.newest()).toBe(ids[4]);
+  });
+
+  it('when events older than the retention and beyond its count are trimmed, then a reader behind them gets a gap, and one after them does not', async () => {
+    const bus = busOn('trim', 3, 1);
+    const ids: string[] = [];
+    for (let n = 1; n <= 6; n++) ids.push((await bus.publish(event(n), `trim-${n}`)) as string);
+
+    expect(await bus.trim(Date.now() + 10)).toBe(3);
+
+    expect(await bus.after(ids[0] as string, 10)).toEqual({ gap: true });
+    const kept = await bus.after(ids[2] as string, 10);
+    expect(kept.gap ? 'gap' : numbers(kept.events)).toEqual([4, 5, 6]);
+  });
+
+  it('when events are within their time, then trimming keeps them even past the count', async () => {
+    const bus = busOn('young', 2, 60_000);
+    for (let n = 1; n <= 4; n++) await bus.publish(event(n), `young-${n}`);
+
+    expect(await bus.trim()).toBe(0);
+    const all = await bus.after('0-0', 10);
+    expect(all.gap ? 'gap' : numbers(all.events)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('when the id is not one of the stream’s (garbage, or after its newest), then resuming from it is a gap', async () => {
+    const bus = busOn('foreign');
+    await bus.publish(event(1), 'foreign-1');
+
+    expect(await bus.after('not-an-id', 10)).toEqual({ gap: true });
+    expect(await bus.after(`${Date.now() + 60_000}-0`, 10)).toEqual({ gap: true });
+  });
+
+  it('when a follower follows from the newest id, then it gets each event published after, in order', async () => {
+    const bus = busOn('follow');
+    await bus.publish(event(0), 'follow-0');
+    const got: StoredEvent[] = [];
+    const follower = bus.follow(
+      await bus.newest(),
+      (events) => got.push(...events),
+      () => undefined,
+    );
+    try {
+      for (let n = 1; n <= 3; n++) await bus.publish(event(n), `follow-${n}`);
+      const deadline = Date.now() + 5_000;
+      while (got.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      follower.stop();
+    }
+
+    expect(numbers(got)).toEqual([1, 2, 3]);
+  });
+});

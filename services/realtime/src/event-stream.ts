@@ -1,0 +1,68 @@
+/**
+ * One client's stream of Server-Sent Events, on the response of its request: the `id:`, `event:`
+ * and `data:` lines of each event, a comment line every `keepaliveMs` so that no idle timeout on
+ * the way (the gateway, a balancer) closes a quiet stream, and the end.
+ *
+ * Writes are not awaited: a client that reads slower than events come is the kernel's buffer and
+ * then Node's; past `maxBufferedBytes` waiting to be sent, the stream is ended instead of growing
+ * without bound (the client reconnects with its Last-Event-ID and loses nothing).
+ */
+import type { ServerResponse } from 'node:http';
+
+export interface EventStreamOptions {
+  keepaliveMs: number;
+  maxBufferedBytes: number;
+}
+
+export class EventStream {
+  private readonly keepalive: NodeJS.Timeout;
+  private ended = false;
+  private readonly closers: (() => void)[] = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly options: EventStreamOptions,
+  ) {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      // Proxies that buffer (nginx) pass this stream on as it is written.
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    this.keepalive = setInterval(() => this.write(': keepalive\n\n'), options.keepaliveMs);
+    res.once('close', () => this.end());
+  }
+
+  get open(): boolean {
+    return !this.ended;
+  }
+
+  /** One event; `data` as JSON, on one line (JSON.stringify never writes a newline). */
+  send(id: string, event: string, data: unknown): void {
+    this.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Called once the stream ends, whoever ends it. */
+  onEnd(run: () => void): void {
+    if (this.ended) run();
+    else this.closers.push(run);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.keepalive);
+    this.res.end();
+    for (const run of this.closers.splice(0)) run();
+  }
+
+  private write(text: string): void {
+    if (this.ended) return;
+    if (this.res.writableLength > this.options.maxBufferedBytes) {
+      this.end();
+      return;
+    }
+    this.res.write(text);
+  }
+}
