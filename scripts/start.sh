@@ -3,10 +3,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
-# Scaled (REPLICAS or GATEWAYS above 1): HAProxy in front of the replicas, Redis for the limits.
+# Redis: the event bus (and, scaled, where the gateways count their limits), unless REDIS_URL names one.
+[ -n "${REDIS_URL:-}" ] || bash "$root/scripts/install-debian.sh" redis-server "${REDIS_SERVER_PATH:-/usr/bin/redis-server}" REDIS_SERVER_PATH
+# Scaled (REPLICAS or GATEWAYS above 1): HAProxy in front of the replicas.
 if [ "${REPLICAS:-1}" != 1 ] || [ "${GATEWAYS:-1}" != 1 ]; then
   bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haproxy}" HAPROXY_PATH
-  [ -n "${REDIS_URL:-}" ] || bash "$root/scripts/install-debian.sh" redis-server "${REDIS_SERVER_PATH:-/usr/bin/redis-server}" REDIS_SERVER_PATH
 fi
 cd "$root"
 # The launcher only starts, watches and stops the others: V8's lite mode (no optimizing compiler)

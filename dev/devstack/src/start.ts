@@ -72,10 +72,12 @@ async function main(): Promise<void> {
       startMongo({ dataDir }).then(keep),
       startStorage({ dataDir, ...storageSettings }).then(keep),
       startMail({ dataDir }).then(keep),
-      // Several gateways count their limits together, or each would admit the limit again.
-      scaled && !env.REDIS_URL ? startRedis({ dataDir }).then(keep) : undefined,
+      // The event bus, and scaled, where the gateways count their limits together (or each would
+      // admit the limit again).
+      env.REDIS_URL ? undefined : startRedis({ dataDir }).then(keep),
     ]);
-    const redisUrl = env.REDIS_URL || redis?.url;
+    const redisUrl = (env.REDIS_URL || redis?.url) as string;
+    console.log(`Redis:            ${redis ? "Debian's redis-server" : 'REDIS_URL'} at ${redisUrl}`);
     console.log(`MongoDB protocol: ${mongo.kind} at ${mongo.url}`);
     if (mongo.fallback) {
       console.log(`                  ${mongo.fallback}: FerretDB runs on SQLite, which reads whole collections`);
@@ -104,7 +106,8 @@ async function main(): Promise<void> {
       metrics: true,
       replicas,
       gateways,
-      redisUrl,
+      busUrl: redisUrl,
+      redisUrl: scaled ? redisUrl : undefined,
       // Scaled, the balancer caps connections per client address with the gateway's setting.
       connectionsPerAddress: env.CONNECTIONS_PER_ADDRESS ? Number(env.CONNECTIONS_PER_ADDRESS) : undefined,
     });

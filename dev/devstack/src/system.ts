@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { StorageSettings } from '@cs/storage';
 import { type BalancedKind, type RunningBalancer, startBalancer } from './balancer';
 import { type Child, freePort, httpAnswer, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
-import { withDatabase } from './servers';
+import { type RunningServer, startRedis, withDatabase } from './servers';
 
 export const SERVICES = ['identity', 'posts', 'notes', 'files'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -48,6 +48,11 @@ export interface SystemOptions {
   /** Where the gateways count their rate limits together (REDIS_URL); in memory without it. */
   redisUrl?: string;
   /**
+   * The event bus (a Redis) that posts publishes its change events to, as REDIS_URL; without it,
+   * the system runs a redis-server of its own under dataDir.
+   */
+  busUrl?: string;
+  /**
    * Connections one client address may hold at once (0: no cap): the gateway's own
    * CONNECTIONS_PER_ADDRESS, or behind the balancer its frontend's, the gateways then counting
    * none (every connection they see is the balancer's). Default 256, the gateway's.
@@ -79,6 +84,8 @@ export interface RunningSystem {
   replicas: Record<ProcessName, SystemProcess[]>;
   /** HAProxy in front of every kind, when scaled. */
   balancer?: RunningBalancer;
+  /** The event bus's Redis (the system's own, unless `busUrl` named one). */
+  busUrl: string;
   /**
    * Starts a replica again on its port (after a stop or a kill), and waits until it is healthy
    * and, behind the balancer, in service again.
@@ -122,6 +129,8 @@ function replicaCounts(options: SystemOptions): Record<ProcessName, number> {
 export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
   const { dataDir, mongoUrl, storage, jwtSecret, dbPrefix = '', echo = false } = options;
   const counts = replicaCounts(options);
+  const ownBus: RunningServer | undefined = options.busUrl ? undefined : await startRedis({ dataDir });
+  const busUrl = options.busUrl ?? (ownBus as RunningServer).url;
   const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
   const LOOPBACK = '127.0.0.1';
 
@@ -184,7 +193,12 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       FILES_URL: url('files'),
     },
     // Every process but identity follows identity's revocation log (IDENTITY_URL).
-    posts: { HOST: LOOPBACK, MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`), IDENTITY_URL: url('identity') },
+    posts: {
+      HOST: LOOPBACK,
+      MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}posts`),
+      IDENTITY_URL: url('identity'),
+      REDIS_URL: busUrl,
+    },
     notes: {
       HOST: LOOPBACK,
       MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`),
@@ -264,6 +278,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const stop = async () => {
     await Promise.all(PROCESSES.flatMap((name) => replicas[name].map((p) => p.child.stop())));
     await balancer?.stop();
+    await ownBus?.stop();
   };
   const all = (name: ProcessName) => Promise.all(replicaPorts[name].map((_, i) => start(name, i)));
 
@@ -290,5 +305,5 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     await stop();
     throw err;
   }
-  return { gatewayUrl, processes, replicas, balancer, start, stop };
+  return { gatewayUrl, processes, replicas, balancer, busUrl, start, stop };
 }

@@ -1,6 +1,6 @@
 /**
- * Jest global setup: makes sure a MongoDB-protocol server, an S3 server and an SMTP server run for
- * this test run, and passes their addresses to every worker through the environment. External
+ * Jest global setup: makes sure a MongoDB-protocol server, an S3 server, an SMTP server and a
+ * Redis (the event bus; always ours) run for this test run, and passes their addresses to every worker through the environment. External
  * servers given by MONGO_URL / S3_ENDPOINT / SMTP_URL (with MAIL_API_URL to read mail back) are
  * used as they are; otherwise ours are started under .data/.
  */
@@ -13,6 +13,7 @@ import {
   type RunningServer,
   startMail,
   startMongo,
+  startRedis,
   startStorage,
 } from '@cs/devstack';
 import { TEST_FRONTEND_ORIGIN, TEST_S3 } from './constants';
@@ -35,10 +36,11 @@ export default async function globalSetup(): Promise<void> {
     region: process.env.STORAGE_REGION ?? TEST_S3.region,
     bucket: process.env.STORAGE_BUCKET ?? TEST_S3.bucket,
   };
-  const [mongo, storage, mail] = await Promise.all([
+  const [mongo, storage, mail, redis] = await Promise.all([
     startMongo({ dataDir }),
     startStorage({ dataDir, ...s3 }),
     startMail({ dataDir }),
+    startRedis({ dataDir }),
   ]);
   await prepareBucket({ endpoint: storage.url, ...s3, corsOrigins: [TEST_FRONTEND_ORIGIN] });
 
@@ -54,11 +56,13 @@ export default async function globalSetup(): Promise<void> {
     TEST_STORAGE_KIND: storage.kind,
     SMTP_URL: mail.url,
     TEST_MAIL_KIND: mail.kind,
+    // The event bus's. Not REDIS_URL: a gateway a test starts would count its limits there.
+    TEST_REDIS_URL: redis.url,
   });
   // Only when known: an undefined would reach the workers as the string "undefined".
   if (mail.apiUrl) process.env.MAIL_API_URL = mail.apiUrl;
   process.stdout.write(`\ntest servers: MongoDB protocol = ${mongo.kind}, S3 = ${storage.kind}, SMTP = ${mail.kind}\n`);
-  (globalThis as Record<string, unknown>)[KEY] = { servers: [mongo, storage, mail], dataDir } satisfies Infra;
+  (globalThis as Record<string, unknown>)[KEY] = { servers: [mongo, storage, mail, redis], dataDir } satisfies Infra;
 }
 
 export async function globalTeardown(): Promise<void> {

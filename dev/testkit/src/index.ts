@@ -1,4 +1,5 @@
 export * from './accounts';
+export * from './bus';
 export * from './constants';
 export * from './contract';
 export * from './database';

@@ -6,7 +6,7 @@
  * - **Once in the stream.** A publisher may send an event more than once (an outbox handles an
  *   entry at least once). Each event carries a key of its own; a script sets the key and appends
  *   the event in one step, so an event whose key is still remembered is not appended again. Keys
- *   are remembered longer than the stream keeps events.
+ *   are remembered an hour, and at least twice as long as the stream keeps events.
  * - **Retention.** An event is kept while it is younger than `keepMs` or among the newest
  *   `keepEvents`, whichever keeps more. `trim` drops the rest.
  * - **Resuming.** A reader that knows the id it read last gets every event after it, or learns
@@ -14,7 +14,7 @@
  *   (`max-deleted-entry-id`), so an id at or after it misses nothing. An id that is not of this
  *   stream (after the newest event, or not an id) cannot resume either.
  */
-import type { Redis } from 'ioredis';
+import { Redis as IORedis, type Redis } from 'ioredis';
 
 /** A change, as publishers send it. What a topic means is the publisher's and the subscriber's. */
 export interface BusEvent {
@@ -105,12 +105,16 @@ const BLOCK_MS = 5_000;
 const READ_COUNT = 1_000;
 const RETRY_MS = 500;
 
+/** The retention when none is configured: at least 15 minutes, and 20,000 events. */
+export const DEFAULT_RETENTION: Retention = { keepMs: 15 * 60_000, keepEvents: 20_000 };
+/** How long a published event's key is remembered: an outbox entry handled again within it publishes nothing. */
+export const KEY_TTL_MS = 60 * 60_000;
+
 export function createEventBus(
   redis: Redis,
-  { stream = 'realtime:events', retention }: { stream?: string; retention: Retention },
+  { stream = 'realtime:events', retention = DEFAULT_RETENTION }: { stream?: string; retention?: Retention } = {},
 ): EventBus {
-  // Keys are remembered past the time an event is kept: a late duplicate finds its key.
-  const keyTtlMs = 2 * retention.keepMs;
+  const keyTtlMs = Math.max(KEY_TTL_MS, 2 * retention.keepMs);
 
   return {
     async publish(event, key) {
@@ -175,4 +179,15 @@ export function createEventBus(
     const field = (name: string) => String(flat[flat.indexOf(name) + 1] ?? '0-0');
     return { lastId: field('last-generated-id'), maxDeletedId: field('max-deleted-entry-id') };
   }
+}
+
+/**
+ * A Redis client for the bus whose commands fail at once while Redis is away (a publisher's
+ * outbox tries again later; a reader's readiness says so), instead of queueing without bound.
+ */
+export function busClient(url: string): Redis {
+  const redis = new IORedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  // Each failed command is reported to its caller; the client reconnects on its own.
+  redis.on('error', () => undefined);
+  return redis;
 }

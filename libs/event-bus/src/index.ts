@@ -1,9 +1,12 @@
 export {
   type BusEvent,
+  busClient,
   compareIds,
   createEventBus,
+  DEFAULT_RETENTION,
   type EventBus,
   isEventId,
+  KEY_TTL_MS,
   type Resumed,
   type Retention,
   type StoredEvent,

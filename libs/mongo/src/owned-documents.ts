@@ -24,11 +24,19 @@ export interface OwnedDocuments<D> {
   /**
    * Writes what `change` makes of the document as it is now, if `ownerId` owns it. `change` runs
    * on every fresh read (again after losing to another writer) and before any write: it may throw
-   * to refuse, or return undefined when there is nothing to write. Returns the document before and
-   * after the write; throws `missing()` when the owner has no such document, and `busy()` when
-   * other writers kept it through every try.
+   * to refuse, or return undefined when there is nothing to write. `prepare` runs right before the
+   * write, with the document as read, the change and the version about to be written (again after
+   * a lost turn), so that what must outlive the write (an outbox entry) is written first. Returns
+   * the document before and after the write, and what `prepare` returned (undefined when nothing
+   * was written); throws `missing()` when the owner has no such document, and `busy()` when other
+   * writers kept it through every try.
    */
-  update(id: string, ownerId: string, change: (current: D) => Change<D> | undefined): Promise<{ before: D; after: D }>;
+  update<P = undefined>(
+    id: string,
+    ownerId: string,
+    change: (current: D) => Change<D> | undefined,
+    prepare?: (current: D, change: Change<D>, version: number) => Promise<P>,
+  ): Promise<{ before: D; after: D; prepared?: P }>;
   /**
    * Deletes the owner's document `id`. `prepare` runs first with the version about to go (again
    * after a lost turn), so that what must outlive the document (an outbox entry) is written before
@@ -80,9 +88,15 @@ export function ownedDocuments<D extends Versioned>(
   return {
     find,
 
-    async update(id, ownerId, change) {
+    async update<P>(
+      id: string,
+      ownerId: string,
+      change: (current: D) => Change<D> | undefined,
+      prepare?: (current: D, change: Change<D>, version: number) => Promise<P>,
+    ) {
       let planned: Change<D> = { set: {} };
       let before: D | undefined;
+      let prepared: P | undefined;
       try {
         const after = await turns.writeInTurn<D, D>(`${subject}:${id}`, {
           read: () => find(id, ownerId),
@@ -93,6 +107,7 @@ export function ownedDocuments<D extends Versioned>(
           },
           async write(current, version) {
             before = current;
+            prepared = await prepare?.(current, planned, version);
             const unset = planned.unset?.length ? { $unset: Object.fromEntries(planned.unset.map((f) => [f, 1])) } : {};
             const update = { $set: { ...planned.set, version }, ...unset } as UpdateQuery<D>;
             // No projection: FerretDB does not implement it on findAndModify.
@@ -104,7 +119,7 @@ export function ownedDocuments<D extends Versioned>(
           missing,
           busy,
         });
-        return { before: before as D, after };
+        return { before: before as D, after, prepared };
       } catch (err) {
         if (err instanceof Unchanged) return { before: err.doc as D, after: err.doc as D };
         throw err;

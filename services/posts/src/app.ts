@@ -1,10 +1,12 @@
 import type { TokenVerifier } from '@cs/auth';
+import type { EventBus } from '@cs/event-bus';
 import { createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { createListing } from './listing';
-import { postModel } from './model';
+import { postEventModel, postModel } from './model';
+import { createPostEvents } from './post-events';
 import { createPosts } from './posts';
 import { postRoutes } from './routes';
 
@@ -14,13 +16,17 @@ export interface Deps {
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
   tokens: TokenVerifier;
+  /** Where the change events go (the realtime service's streams). */
+  bus: EventBus;
 }
 
-export async function createApp({ config, connection, logger, tokens }: Deps) {
+export async function createApp({ config, connection, logger, tokens, bus }: Deps) {
   const model = postModel(connection);
-  await model.init();
+  const eventEntries = postEventModel(connection);
+  await Promise.all([model.init(), eventEntries.init()]);
   const turns = await createTurns(connection);
-  const posts = createPosts(model, turns, createListing(model, coldListBulkhead(config)));
+  const events = createPostEvents({ entries: eventEntries, posts: model, bus, logger });
+  const posts = createPosts(model, turns, createListing(model, coldListBulkhead(config)), events);
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
@@ -29,7 +35,7 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
     readiness: { database: () => isMongoReady(connection) },
     tokens,
   });
-  return { app, turns, accounts };
+  return { app, turns, accounts, events };
 }
 
 /**

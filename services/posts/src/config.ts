@@ -8,6 +8,10 @@ export const configSpec = {
   ...metricsSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
+  /** The event bus (Redis Streams) the realtime service reads. */
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  /** How often change events no live process sent are looked for (the outbox's fallback). */
+  EVENTS_INTERVAL: env.durationMs('5s'),
   /** Public list pages computed from the database at once (the rest wait their client's turn). */
   LIST_COLD_CONCURRENCY: env.int(2, { min: 1, max: 64 }),
 };

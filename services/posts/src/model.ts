@@ -80,3 +80,49 @@ export function toPost(record: PostRecord): Post {
     updatedAt: record.updatedAt.toISOString(),
   };
 }
+
+/**
+ * A change event the posts service owes the bus (post-events.ts), written before its write: an
+ * outbox entry of `@cs/outbox`. `_id` names the write (`<postId>:v<version>`, or `<postId>:gone`),
+ * so writing it twice keeps one.
+ */
+export interface PostEventRecord {
+  _id: string;
+  postId: string;
+  authorId: string;
+  /** The post's version once the write lands; null for a deletion. */
+  version: number | null;
+  /** The post was published before the write. */
+  wasPublished: boolean;
+  /** The write leaves it published. */
+  publishes: boolean;
+  /** Its tags before the write: a deleted post's removal goes to its tags' subscribers. */
+  tagsBefore: string[];
+  attempts: number;
+  dueAt: Date;
+  lastError: string | null;
+  createdAt: Date;
+}
+
+const postEventSchema = new Schema<PostEventRecord>(
+  {
+    _id: { type: String, required: true },
+    postId: { type: String, required: true },
+    authorId: { type: String, required: true },
+    version: { type: Number, default: null },
+    wasPublished: { type: Boolean, required: true },
+    publishes: { type: Boolean, required: true },
+    tagsBefore: { type: [String], default: [] },
+    attempts: { type: Number, default: 0 },
+    dueAt: { type: Date, required: true, default: () => new Date() },
+    lastError: { type: String, default: null },
+  },
+  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw', collection: 'post_events' },
+);
+postEventSchema.index({ dueAt: 1 });
+
+export type PostEventModel = Model<PostEventRecord>;
+
+export function postEventModel(connection: Connection): PostEventModel {
+  return modelOf(connection, 'PostEvent', postEventSchema);
+}

@@ -5,13 +5,16 @@
  * requests race for it, on FerretDB as on MongoDB.
  *
  * The public list is kept in memory (listing.ts): every operation that can change what it shows
- * says so before it returns.
+ * says so before it returns. Every write is told on the event bus too (post-events.ts): its entry
+ * is written before it, and tried right after it.
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import { type Change, type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import { Types } from 'mongoose';
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
+import type { PostEvents } from './post-events';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
 import { messages } from './terms';
 
@@ -36,9 +39,9 @@ function concurrentChange(): HttpError {
 
 /**
  * `listing`: the public list, kept in memory and told of every change to a published post
- * (listing.ts) after it is written and before it is acknowledged.
+ * (listing.ts) after it is written and before it is acknowledged. `events`: the change events.
  */
-export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
+export function createPosts(posts: PostModel, turns: Turns, listing: Listing, events: PostEvents) {
   /** A post is its author's; anyone else's is as good as missing. */
   const owned = ownedDocuments(posts, turns, {
     subject: 'post',
@@ -46,6 +49,17 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
     missing: notFound,
     busy: concurrentChange,
   });
+
+  /** The event entry of a write, written right before it (ownedDocuments' `prepare`). */
+  const tell =
+    (postId: string, authorId: string) => (current: PostRecord, change: Change<PostRecord>, version: number) =>
+      events.record({
+        postId,
+        authorId,
+        version,
+        before: current,
+        publishes: (change.set.status ?? current.status) === 'published',
+      });
 
   return {
     /** Published posts, newest first, of the tag when given. `client` is whose turn a lookup takes. */
@@ -68,18 +82,33 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
     },
 
     async create(authorId: string, post: NewPost): Promise<Post> {
-      const record = await posts.create({ ...post, authorId, status: 'draft' });
+      const _id = new Types.ObjectId();
+      const told = await events.record({
+        postId: _id.toHexString(),
+        authorId,
+        version: 0,
+        before: null,
+        publishes: false,
+      });
+      const record = await posts.create({ _id, ...post, authorId, status: 'draft' });
+      events.dispatch(told);
       return toPost(record.toObject());
     },
 
     /** Only the author's post. A change from draft to published also sets publishedAt. */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
-      const { before, after } = await owned.update(id, authorId, (current) => ({
-        set:
-          changes.status === 'published' && current.status === 'draft'
-            ? { ...changes, publishedAt: new Date() }
-            : changes,
-      }));
+      const { before, after, prepared } = await owned.update(
+        id,
+        authorId,
+        (current) => ({
+          set:
+            changes.status === 'published' && current.status === 'draft'
+              ? { ...changes, publishedAt: new Date() }
+              : changes,
+        }),
+        tell(id, authorId),
+      );
+      if (prepared) events.dispatch(prepared);
       if (before.status === 'published' || after.status === 'published') {
         await listing.changed({ postId: id }, after);
       }
@@ -88,14 +117,28 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
     async removeAllBy(authorId: string): Promise<void> {
+      // Its published posts leave the public topic; its own topics have no one left to tell.
+      const published = await posts
+        .find({ authorId, status: 'published' }, { _id: 1, status: 1, tags: 1 })
+        .lean<Pick<PostRecord, '_id' | 'status' | 'tags'>[]>();
+      const told = await Promise.all(
+        published.map((post) =>
+          events.record({ postId: post._id.toHexString(), authorId, version: null, before: post, publishes: false }),
+        ),
+      );
       const { deletedCount } = await posts.deleteMany({ authorId });
+      for (const entry of told) events.dispatch(entry);
       if (deletedCount > 0) await listing.changed({ authorId });
     },
 
     /** Deletes the author's post if there is one; nothing tells whether there was. */
     async remove(id: string, authorId: string): Promise<void> {
-      const { deletedCount } = await posts.deleteOne({ _id: id, authorId });
-      if (deletedCount > 0) await listing.changed({ postId: id }, null);
+      const removed = await owned.remove(id, authorId, (current) =>
+        events.record({ postId: id, authorId, version: null, before: current, publishes: false }),
+      );
+      if (!removed) return;
+      if (removed.prepared) events.dispatch(removed.prepared);
+      await listing.changed({ postId: id }, null);
     },
 
     /**
@@ -103,10 +146,16 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing) {
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
      */
     async publish(postId: string, userId: string): Promise<Post> {
-      const { after } = await owned.update(postId, userId, (current) => {
-        if (current.status === 'published') throw alreadyPublished();
-        return { set: { status: 'published', publishedAt: new Date() } };
-      });
+      const { after, prepared } = await owned.update(
+        postId,
+        userId,
+        (current) => {
+          if (current.status === 'published') throw alreadyPublished();
+          return { set: { status: 'published', publishedAt: new Date() } };
+        },
+        tell(postId, userId),
+      );
+      if (prepared) events.dispatch(prepared);
       await listing.changed({ postId }, after);
       return toPost(after);
     },

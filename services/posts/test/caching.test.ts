@@ -8,7 +8,7 @@ beforeAll(async () => {
   h = await startPosts(__filename);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 describe('HTTP caching of the public reads', () => {

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { coldListBulkhead } from '../src/app';
 import { createListing } from '../src/listing';
-import { postModel } from '../src/model';
+import { postEventModel, postModel } from '../src/model';
+import { createPostEvents } from '../src/post-events';
 import { createPosts, type Posts } from '../src/posts';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
@@ -23,18 +24,21 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) {
     const connection = await mongoose.createConnection(h.db.url).asPromise();
     connections.push(connection);
+    const model = postModel(connection);
+    const events = createPostEvents({
+      entries: postEventModel(connection),
+      posts: model,
+      bus: h.events.bus,
+      logger: h.logs.logger,
+    });
     replicas.push(
-      createPosts(
-        postModel(connection),
-        await createTurns(connection),
-        createListing(postModel(connection), coldListBulkhead({})),
-      ),
+      createPosts(model, await createTurns(connection), createListing(model, coldListBulkhead({})), events),
     );
   }
 });
 afterAll(async () => {
   await Promise.all(connections.map((c) => c.close()));
-  await h.db.drop();
+  await h.stop();
 });
 
 const replica = (i: number) => replicas[i % replicas.length] as Posts;

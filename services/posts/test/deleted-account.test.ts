@@ -8,7 +8,7 @@ beforeAll(async () => {
   h = await startPosts(__filename);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 type Author = ReturnType<typeof newAuthor>;

@@ -15,7 +15,7 @@ beforeAll(async () => {
   ])) as [string, string];
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 describe('GET /api/posts/:id', () => {

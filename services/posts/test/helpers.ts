@@ -6,12 +6,15 @@ import {
   openTestDatabase,
   TEST_JWT_SECRET,
   type TestDatabase,
+  type TestEventBus,
+  testEventBus,
   verifierWithoutRevocations,
 } from '@cs/testkit';
 import { Types } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
 import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
+import type { PostEvents } from '../src/post-events';
 import { createPosts, type Posts } from '../src/posts';
 
 export interface PostsHarness {
@@ -23,20 +26,43 @@ export interface PostsHarness {
   accounts: DeletedAccounts;
   db: TestDatabase;
   logs: ReturnType<typeof captureLogger>;
+  /** The bus the service publishes its change events to: a stream of this test's own. */
+  events: TestEventBus;
+  /** The service's outbox of change events. */
+  postEvents: PostEvents;
+  /** Drops the database and closes the bus. */
+  stop(): Promise<void>;
 }
 
 export async function startPosts(file: string): Promise<PostsHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('posts');
-  const { app, turns, accounts } = await createApp({
+  const events = testEventBus();
+  const built = await createApp({
     config: { JWT_SECRET: TEST_JWT_SECRET },
     connection: db.connection,
     logger: logs.logger,
     tokens: verifierWithoutRevocations(),
+    bus: events.bus,
   });
   const model = postModel(db.connection);
-  const posts = createPosts(model, turns, createListing(model, coldListBulkhead({})));
-  return { app, http: api(app.callback()), model, posts, accounts, db, logs };
+  const posts = createPosts(model, built.turns, createListing(model, coldListBulkhead({})), built.events);
+  const stop = async () => {
+    events.close();
+    await db.drop();
+  };
+  return {
+    app: built.app,
+    http: api(built.app.callback()),
+    model,
+    posts,
+    accounts: built.accounts,
+    db,
+    logs,
+    events,
+    postEvents: built.events,
+    stop,
+  };
 }
 
 /** An author is any caller. */

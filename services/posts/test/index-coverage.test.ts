@@ -31,7 +31,7 @@ beforeAll(async () => {
   h = await startPosts(__filename);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 describe('indexes of the posts collection', () => {

@@ -20,7 +20,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 const newestFirst = () => [...ids].reverse();

@@ -25,12 +25,13 @@ beforeAll(async () => {
     connection: other,
     logger: captureLogger('posts-b').logger,
     tokens: verifierWithoutRevocations(),
+    bus: h.events.bus,
   });
   b = api(app.callback());
 });
 afterAll(async () => {
   await other.close();
-  await h.db.drop();
+  await h.stop();
 });
 
 /** The titles replica B lists under the tag. */

@@ -7,7 +7,7 @@ beforeAll(async () => {
   h = await startPosts(__filename);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 describe('GET /api/posts/my-posts', () => {

@@ -10,7 +10,7 @@ beforeAll(async () => {
   h = await startPosts(__filename);
 });
 afterAll(async () => {
-  await h.db.drop();
+  await h.stop();
 });
 
 async function draft(): Promise<string> {

@@ -1,6 +1,6 @@
 import { verifierFollowing } from '@cs/auth';
+import { busClient } from '@cs/event-bus';
 import { runService } from '@cs/service';
-import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { readConfig } from './config';
 
@@ -9,9 +9,7 @@ void runService({
   readConfig,
   build: async ({ config, logger }) => {
     const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    // Commands fail at once while Redis is away (the readiness check says so), instead of queueing.
-    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    redis.on('error', () => undefined);
+    const redis = busClient(config.REDIS_URL);
     const realtime = await createApp({ config, redis, logger, tokens: tokens.verifier });
     return {
       app: realtime.app,
