@@ -135,8 +135,21 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
  * default) at once, 16 waiting per client address (an office behind one address logs in at nine)
  * and 32 per place in all; past that 429 or 503, before the account is looked up, so refusals say
  * nothing of which accounts exist.
+ *
+ * A piece may wait PASSWORD_WAIT_MS in line. Not the bulkheads' 5 s: a hash takes 1 to 2.5 s on a
+ * busy two-core machine (a Compose redeploy, measured), so six logins at once, two at a time, had
+ * the last one refused while the line was short. 10 s still answers before the gateway gives up
+ * on the upstream (15 s); the line's length, not the wait, is what refuses a flood.
  */
+const PASSWORD_WAIT_MS = 10_000;
+
 export function bcryptBulkhead({ BCRYPT_CONCURRENCY }: Partial<Pick<Config, 'BCRYPT_CONCURRENCY'>>) {
   const concurrency = BCRYPT_CONCURRENCY || availableParallelism();
-  return createBulkhead({ name: 'password', concurrency, perClient: 16, total: 32 * concurrency });
+  return createBulkhead({
+    name: 'password',
+    concurrency,
+    perClient: 16,
+    total: 32 * concurrency,
+    maxWaitMs: PASSWORD_WAIT_MS,
+  });
 }
