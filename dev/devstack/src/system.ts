@@ -48,7 +48,7 @@ export interface SystemOptions {
   /** Where the gateways count their rate limits together (REDIS_URL); in memory without it. */
   redisUrl?: string;
   /**
-   * The event bus (a Redis) that posts publishes its change events to, as REDIS_URL; without it,
+   * The event bus (a Redis) that posts and notes publish their change events to, as REDIS_URL; without it,
    * the system runs a redis-server of its own under dataDir.
    */
   busUrl?: string;
@@ -204,6 +204,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       MONGO_URL: withDatabase(mongoUrl, `${dbPrefix}notes`),
       FILES_URL: url('files'),
       IDENTITY_URL: url('identity'),
+      REDIS_URL: busUrl,
     },
     files: {
       HOST: LOOPBACK,

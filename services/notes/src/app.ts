@@ -1,11 +1,13 @@
 import type { TokenVerifier } from '@cs/auth';
+import type { EventBus } from '@cs/event-bus';
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
 import { createFilesClient } from './files-client';
 import { internalRoutes } from './internal-routes';
-import { noteModel, pendingReleaseModel } from './model';
+import { noteEventModel, noteModel, pendingReleaseModel } from './model';
+import { createNoteEvents } from './note-events';
 import { createNotes } from './notes';
 import { createReleaseOutbox } from './release-outbox';
 import { noteRoutes } from './routes';
@@ -16,12 +18,15 @@ export interface Deps {
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
   tokens: TokenVerifier;
+  /** Where the change events go (the realtime service's streams). */
+  bus: EventBus;
 }
 
-export async function createApp({ config, connection, logger, tokens }: Deps) {
+export async function createApp({ config, connection, logger, tokens, bus }: Deps) {
   const notes = noteModel(connection);
   const pending = pendingReleaseModel(connection);
-  await Promise.all([notes.init(), pending.init()]);
+  const eventEntries = noteEventModel(connection);
+  await Promise.all([notes.init(), pending.init(), eventEntries.init()]);
   const turns = await createTurns(connection);
   const files = createFilesClient({
     baseUrl: config.FILES_URL,
@@ -30,7 +35,8 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
   });
   const secret = config.JWT_SECRET;
   const outbox = createReleaseOutbox({ pending, notes, files, secret, logger });
-  const domain = createNotes({ notes, files, outbox, turns });
+  const events = createNoteEvents({ entries: eventEntries, notes, bus, logger });
+  const domain = createNotes({ notes, files, outbox, events, turns });
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({
     logger,
@@ -43,5 +49,5 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
     readiness: { database: () => isMongoReady(connection) },
     tokens,
   });
-  return { app, outbox, turns, accounts };
+  return { app, outbox, events, turns, accounts };
 }

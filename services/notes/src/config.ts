@@ -18,6 +18,10 @@ export const configSpec = {
   FILES_RETRY_WINDOW: env.durationMs('3s'),
   /** How often pending releases (the outbox) are retried. */
   OUTBOX_INTERVAL: env.durationMs('5s'),
+  /** The event bus (Redis Streams) the realtime service reads. */
+  REDIS_URL: env.url('redis://127.0.0.1:6379'),
+  /** How often change events no live process sent are looked for (the outbox's fallback). */
+  EVENTS_INTERVAL: env.durationMs('5s'),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

@@ -128,3 +128,39 @@ export function toNote(record: NoteRecord): Note {
     updatedAt: record.updatedAt.toISOString(),
   };
 }
+
+/**
+ * A change event the notes service owes the bus (note-events.ts), written before its write: an
+ * outbox entry of `@cs/outbox`. `_id` names the write (`<noteId>:v<version>`, or `<noteId>:gone`).
+ */
+export interface NoteEventRecord {
+  _id: string;
+  noteId: string;
+  authorId: string;
+  /** The note's version once the write lands; null for a deletion. */
+  version: number | null;
+  attempts: number;
+  dueAt: Date;
+  lastError: string | null;
+  createdAt: Date;
+}
+
+const noteEventSchema = new Schema<NoteEventRecord>(
+  {
+    _id: { type: String, required: true },
+    noteId: { type: String, required: true },
+    authorId: { type: String, required: true },
+    version: { type: Number, default: null },
+    attempts: { type: Number, default: 0 },
+    dueAt: { type: Date, required: true, default: () => new Date() },
+    lastError: { type: String, default: null },
+  },
+  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw', collection: 'note_events' },
+);
+noteEventSchema.index({ dueAt: 1 });
+
+export type NoteEventModel = Model<NoteEventRecord>;
+
+export function noteEventModel(connection: Connection): NoteEventModel {
+  return modelOf(connection, 'NoteEvent', noteEventSchema);
+}

@@ -7,6 +7,9 @@
  * delete racing for one note, or two updates, one writes and the other reads again and decides
  * from what it finds. So a key is never replaced, or deleted with its note, without being
  * released, on FerretDB as on MongoDB.
+ *
+ * Every write is told on the event bus too (note-events.ts): its entry is written right before
+ * it, with the version it writes, and tried right after it.
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
@@ -15,6 +18,7 @@ import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { messages } from './messages';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
+import type { NoteEvents } from './note-events';
 import type { ReleaseOutbox } from './release-outbox';
 
 export interface NoteInput {
@@ -37,11 +41,13 @@ export function createNotes({
   notes,
   files,
   outbox,
+  events,
   turns,
 }: {
   notes: NoteModel;
   files: FilesClient;
   outbox: ReleaseOutbox;
+  events: NoteEvents;
   turns: Turns;
 }) {
   const owned = ownedDocuments(notes, turns, {
@@ -51,6 +57,10 @@ export function createNotes({
     missing: notFound,
     busy: concurrentChange,
   });
+
+  /** The event entry of an update, written right before it (ownedDocuments' `prepare`). */
+  const tell = (id: string, authorId: string) => (_current: NoteRecord, _change: unknown, version: number) =>
+    events.record(id, authorId, version);
 
   async function releaseLater(noteId: Types.ObjectId, ownerId: string, key: string): Promise<void> {
     outbox.releaseSoon(await outbox.enqueue(noteId, ownerId, key));
@@ -63,7 +73,9 @@ export function createNotes({
       await record.validate();
       if (input.attachmentKey) await files.claim(input.attachmentKey, authorization);
       try {
+        const told = await events.record(record._id.toHexString(), authorId, 0);
         await record.save();
+        events.dispatch(told);
         return toNote(record.toObject());
       } catch (err) {
         if (input.attachmentKey) await releaseLater(record._id, authorId, input.attachmentKey);
@@ -101,13 +113,19 @@ export function createNotes({
       const held = keyChangesFrom(first) ? first.attachmentKey : undefined;
       const release = held ? await outbox.enqueue(first._id, authorId, held) : undefined;
       try {
-        const { before, after } = await owned.update(id, authorId, (current) => {
-          // The note held this key when we began, and another write has replaced it since.
-          if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
-          // A note given another key (or none) no longer says why its last one was removed.
-          const forget = nextKey !== undefined && current.attachmentRemoved;
-          return { set: changes, unset: forget ? ['attachmentRemoved'] : [] };
-        });
+        const { before, after, prepared } = await owned.update(
+          id,
+          authorId,
+          (current) => {
+            // The note held this key when we began, and another write has replaced it since.
+            if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
+            // A note given another key (or none) no longer says why its last one was removed.
+            const forget = nextKey !== undefined && current.attachmentRemoved;
+            return { set: changes, unset: forget ? ['attachmentRemoved'] : [] };
+          },
+          tell(id, authorId),
+        );
+        if (prepared) events.dispatch(prepared);
         if (keyChangesFrom(before) && before.attachmentKey) {
           // Another write may have replaced the key we began with: then this one releases its key.
           if (release && before.attachmentKey === held) outbox.releaseSoon(release);
@@ -133,11 +151,13 @@ export function createNotes({
      * user's note is left alone without saying it exists.
      */
     async remove(id: string, authorId: string): Promise<void> {
-      const done = await owned.remove(id, authorId, async (current) =>
+      const done = await owned.remove(id, authorId, async (current) => ({
         // Written before each try: one whose delete did not land is dropped while a note holds the key.
-        current.attachmentKey ? outbox.enqueue(current._id, authorId, current.attachmentKey) : undefined,
-      );
-      if (done?.prepared) outbox.releaseSoon(done.prepared);
+        release: current.attachmentKey ? await outbox.enqueue(current._id, authorId, current.attachmentKey) : undefined,
+        told: await events.record(id, authorId, null),
+      }));
+      if (done?.prepared?.release) outbox.releaseSoon(done.prepared.release);
+      if (done?.prepared) events.dispatch(done.prepared.told);
     },
 
     /**
@@ -157,15 +177,22 @@ export function createNotes({
     async attachmentRemoved(authorId: string, key: string, reason: string): Promise<void> {
       const holder = await notes.findOne({ authorId, attachmentKey: key }, '_id').lean<Pick<NoteRecord, '_id'>>();
       if (!holder) return;
-      await owned
-        .update(holder._id.toHexString(), authorId, (current) =>
-          current.attachmentKey === key
-            ? { set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() } } }
-            : undefined,
+      const noteId = holder._id.toHexString();
+      const { prepared } = await owned
+        .update(
+          noteId,
+          authorId,
+          (current) =>
+            current.attachmentKey === key
+              ? { set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() } } }
+              : undefined,
+          tell(noteId, authorId),
         )
         .catch((err: unknown) => {
           if (!(err instanceof HttpError && err.status === 404)) throw err;
+          return { prepared: undefined };
         });
+      if (prepared) events.dispatch(prepared);
     },
 
     async attachmentLink(id: string, authorId: string, authorization: string) {

@@ -1,4 +1,5 @@
 import { verifierFollowing } from '@cs/auth';
+import { busClient, createEventBus } from '@cs/event-bus';
 import { runService } from '@cs/service';
 import { createApp } from './app';
 import { readConfig } from './config';
@@ -9,8 +10,14 @@ void runService({
   build: async (deps) => {
     const { config, logger } = deps;
     const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const { app, outbox, turns } = await createApp({ ...deps, tokens: tokens.verifier });
+    const redis = busClient(config.REDIS_URL);
+    const { app, outbox, events, turns } = await createApp({
+      ...deps,
+      tokens: tokens.verifier,
+      bus: createEventBus(redis),
+    });
     const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
+    const stopEvents = events.start(config.EVENTS_INTERVAL);
     const stopPruning = turns.startPruning();
     return {
       app,
@@ -18,6 +25,8 @@ void runService({
         stopPruning();
         tokens.stop();
         await stopOutbox();
+        await stopEvents();
+        redis.disconnect();
       },
     };
   },

@@ -26,6 +26,7 @@ beforeAll(async () => {
     connection: h.notes.db,
     logger: captureLogger('notes-replica').logger,
     tokens: verifierWithoutRevocations(),
+    bus: h.events.bus,
   });
   other = api(replica.app.callback());
 }, 60_000);

@@ -11,11 +11,14 @@ import {
   openTestDatabase,
   TEST_JWT_SECRET,
   type TestDatabase,
+  type TestEventBus,
+  testEventBus,
   testStorageSettings,
   verifierWithoutRevocations,
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type NoteModel, noteModel, type PendingReleaseModel, pendingReleaseModel } from '../src/model';
+import type { NoteEvents } from '../src/note-events';
 import type { ReleaseOutbox } from '../src/release-outbox';
 
 /**
@@ -97,6 +100,10 @@ export interface NotesHarness {
   files: FilesService;
   bucket: ObjectStorage;
   logs: ReturnType<typeof captureLogger>;
+  /** The bus the service publishes its change events to: a stream of this test's own. */
+  events: TestEventBus;
+  /** The service's outbox of change events. */
+  noteEvents: NoteEvents;
   close(): Promise<void>;
 }
 
@@ -109,6 +116,7 @@ export async function startNotes(
   await files.start();
   const db = await openTestDatabase(file);
   const logs = captureLogger('notes');
+  const events = testEventBus();
   let built: Awaited<ReturnType<typeof createApp>>;
   try {
     built = await createApp({
@@ -121,9 +129,11 @@ export async function startNotes(
       connection: db.connection,
       logger: logs.logger,
       tokens: verifierWithoutRevocations(),
+      bus: events.bus,
     });
   } catch (err) {
     // Never leave the files process behind when the suite cannot start.
+    events.close();
     await files.dispose();
     await db.drop();
     throw err;
@@ -141,7 +151,10 @@ export async function startNotes(
     files,
     bucket,
     logs,
+    events,
+    noteEvents: built.events,
     async close() {
+      events.close();
       bucket.destroy();
       await files.dispose();
       await db.drop();
