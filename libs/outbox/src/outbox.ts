@@ -33,7 +33,7 @@
 
 import { repeatEvery } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
-import { backlogOf, STALE_MS, trusted } from '@cs/mongo';
+import { backlogOf, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import type { Model } from 'mongoose';
 import { backoffMs } from './backoff';
@@ -199,16 +199,16 @@ export function createOutbox<E extends OutboxEntry>({
     async enqueue(fields) {
       const now = Date.now();
       const bookkeeping = { attempts: 0, dueAt: new Date(now), lastError: null, createdAt: new Date(now) };
-      if (fields._id === undefined) {
+      // One insert, on the request's path: an entry with an `_id` that is there already is read
+      // instead (the same write recorded again), and kept as it is.
+      try {
         const [created] = await entries.insertMany([{ ...fields, ...bookkeeping } as never]);
         return (created as unknown as { toObject(): E }).toObject();
+      } catch (err) {
+        if (fields._id === undefined || !isDuplicateKey(err)) throw err;
       }
-      const { _id, ...own } = fields;
-      await entries.updateOne({ _id } as never, { $setOnInsert: { ...own, ...bookkeeping } } as never, {
-        upsert: true,
-      });
-      const entry = await entries.findById(_id).lean<E>();
-      if (!entry) throw new Error(`outbox ${name}: entry ${String(_id)} vanished as it was written`);
+      const entry = await entries.findById(fields._id).lean<E>();
+      if (!entry) throw new Error(`outbox ${name}: entry ${String(fields._id)} vanished as it was written`);
       return entry;
     },
 
