@@ -501,6 +501,13 @@ describe('3. deleting an account in the deployment', () => {
       201,
       'create post',
     ).body;
+    // Published, so that anyone can see it go: the deletion revokes the account's tokens, and a
+    // request with one is refused (401) from then on, whether the post is still there or not.
+    expectStatus(
+      await api(`/api/posts/${String(post._id)}`, { method: 'PUT', token, body: { status: 'published' } }),
+      200,
+      'publish post',
+    );
     const noteId = await noteWithFile(token, randomBytes(1024), 'gone with the account');
     const { url } = await download(token, noteId);
 
@@ -511,7 +518,7 @@ describe('3. deleting an account in the deployment', () => {
       'delete account',
     );
     while (Date.now() - deletedAt < 60_000) {
-      const [postRes, objectRes] = await Promise.all([api(`/api/posts/${String(post._id)}`, { token }), fetch(url)]);
+      const [postRes, objectRes] = await Promise.all([api(`/api/posts/${String(post._id)}`), fetch(url)]);
       await objectRes.arrayBuffer();
       if (postRes.status === 404 && objectRes.status === 404) {
         goneMs = Date.now() - deletedAt;
