@@ -242,3 +242,18 @@ describe('dispatch', () => {
     expect(latencies.filter((ms) => ms >= 10_000)).toEqual([]);
   });
 });
+
+describe('an entry named by its _id', () => {
+  it('when it is enqueued twice, then one entry is kept as first written, and both enqueues answer it', async () => {
+    const model = jobs(fresh());
+    const outbox = createOutbox({ name: fresh(), entries: model, handle: async () => undefined, what: 'job', logger });
+    const _id = new mongoose.Types.ObjectId();
+
+    const first = await outbox.enqueue({ _id, doc: 'named', step: 1 });
+    const again = await outbox.enqueue({ _id, doc: 'named', step: 2 });
+
+    expect(String(first._id)).toBe(String(_id));
+    expect(again).toMatchObject({ doc: 'named', step: 1, attempts: 0 });
+    expect(await model.countDocuments({ _id })).toBe(1);
+  });
+});
