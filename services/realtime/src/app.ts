@@ -47,7 +47,6 @@ export async function createApp({ config, redis, logger, tokens }: Deps) {
   });
   return {
     app,
-    hub,
     stop() {
       clearInterval(trimming);
       routes.stop();

@@ -43,8 +43,6 @@ export interface Hub {
   start(): Promise<void>;
   /** Adds a stream, resuming after `lastEventId` when given. */
   join(subscriber: Subscriber, lastEventId?: string): Membership;
-  /** How many streams are open. */
-  size(): number;
   stop(): void;
 }
 
@@ -96,8 +94,6 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
         say: (event, data) => subscriber.stream.send(member.passed, event, data),
       };
     },
-
-    size: () => members.size,
 
     stop() {
       follower?.stop();
