@@ -200,9 +200,11 @@ export function createOutbox<E extends OutboxEntry>({
       const now = Date.now();
       const bookkeeping = { attempts: 0, dueAt: new Date(now), lastError: null, createdAt: new Date(now) };
       // One insert, on the request's path: an entry with an `_id` that is there already is read
-      // instead (the same write recorded again), and kept as it is.
+      // instead (the same write recorded again), and kept as it is. A single-document insert, so
+      // that a lost connection fails as the driver's own network error (a 503), never wrapped in
+      // a bulk-write error as `insertMany` wraps it (a 500).
       try {
-        const [created] = await entries.insertMany([{ ...fields, ...bookkeeping } as never]);
+        const created = await entries.create({ ...fields, ...bookkeeping } as never);
         return (created as unknown as { toObject(): E }).toObject();
       } catch (err) {
         if (fields._id === undefined || !isDuplicateKey(err)) throw err;
