@@ -33,6 +33,12 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     // `/api/posts?then=silent`: two events, then nothing more, the connection left open.
     if (req.url?.includes('then=silent')) return streamEvents(res, 2, true);
+    // `/api/posts?headers-only`: the status line and headers at once, then nothing at all.
+    if (req.url?.includes('headers-only')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      return;
+    }
     streamEvents(res, EVENTS);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -93,5 +99,19 @@ describe('answers that stream', () => {
     // Cut about TIMEOUT_MS after the last event, not left open.
     expect(endedAfter - (arrivals.at(-1) ?? 0)).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(endedAfter - (arrivals.at(-1) ?? 0)).toBeLessThan(TIMEOUT_MS + 2000);
+  });
+
+  it('when a service sends its headers and then nothing, then after the timeout the client gets a JSON 504 of ours alone, none of its headers', async () => {
+    const sentAt = Date.now();
+    const res = await fetch(`${gateway.url}/api/posts?headers-only`);
+    const body = await res.json();
+    const endedAfter = Date.now() - sentAt;
+
+    expect(res.status).toBe(504);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(body).toEqual({ error: 'Upstream service timed out' });
+    expect(endedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(endedAfter).toBeLessThan(TIMEOUT_MS + 2000);
   });
 });

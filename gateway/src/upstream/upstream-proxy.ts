@@ -61,6 +61,12 @@ interface Attempts extends Forwarding {
   /** The request's trace context, the parent of every attempt's span. */
   context: Context;
   span?: ClientSpan;
+  /**
+   * The headers of the service's answer, once it has begun: http-proxy copies them onto the
+   * client's answer, and sends them with the first byte of the body. A failure before that byte
+   * takes them off again, so that the 504 or 502 is ours alone.
+   */
+  answerHeaders?: string[];
 }
 
 export function createUpstreamProxy({
@@ -94,6 +100,7 @@ export function createUpstreamProxy({
         // Headers are copied to the client's answer after this event.
         if (state?.private) proxyRes.headers['cache-control'] = 'no-store';
         if (!serverTiming) delete proxyRes.headers['server-timing'];
+        if (state) state.answerHeaders = Object.keys(proxyRes.headers);
       },
       error(err, req, res) {
         const error = err as NodeJS.ErrnoException;
@@ -101,7 +108,8 @@ export function createUpstreamProxy({
         state?.span?.end(error);
         if (!('setHeader' in res)) return (res as Socket).destroy();
         // (The request stream itself is destroyed once read; the client is gone when its socket is.)
-        const clientWaits = !res.headersSent && !res.destroyed && !req.socket.destroyed;
+        const answered = state?.answerHeaders !== undefined;
+        const clientWaits = !answered && !res.headersSent && !res.destroyed && !req.socket.destroyed;
         const delay =
           state && clientWaits
             ? retryDelay(retryWindow, { method: req.method ?? '', attempt: state.count, firstAt: state.firstAt, error })
@@ -130,7 +138,10 @@ export function createUpstreamProxy({
           },
           'upstream failed',
         );
-        if (!res.headersSent) upstreamFailures.inc({ upstream: name, status });
+        if (!res.headersSent) {
+          upstreamFailures.inc({ upstream: name, status });
+          for (const header of state?.answerHeaders ?? []) res.removeHeader(header);
+        }
         answerFailure(res, status);
       },
     },
