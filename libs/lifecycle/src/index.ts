@@ -16,6 +16,11 @@ export interface RunServerOptions {
   port: number;
   host?: string;
   logger: Logger;
+  /**
+   * Told when the drain begins (step 1 below): ends answers that never finish on their own (event
+   * streams), which the drain would otherwise wait for until `shutdownTimeoutMs`.
+   */
+  onClosing?: () => void;
   /** Closes what the service opened (database, timers), after the last request finished. */
   onClose?: () => Promise<void>;
   /** How long in-flight requests may take to finish after SIGTERM. */
@@ -106,11 +111,22 @@ function answerJson(res: ServerResponse, status: number, error: string): void {
  *    them then, so the drain ends within about KEEP_ALIVE_TIMEOUT_MS once the last response is
  *    sent, and `shutdownTimeoutMs` bounds it whatever the clients do.
  * 5. Run `onClose`.
+ * Answers that never end on their own (event streams) are ended by `onClosing` at step 1: their
+ * clients reconnect, to this process's replacement or another replica.
  */
 const netServerClose = NetServer.prototype.close;
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { app, port, host = '0.0.0.0', logger, onClose, shutdownTimeoutMs = 10_000, handleSignals = true } = options;
+  const {
+    app,
+    port,
+    host = '0.0.0.0',
+    logger,
+    onClosing,
+    onClose,
+    shutdownTimeoutMs = 10_000,
+    handleSignals = true,
+  } = options;
   let closing = false;
   const handle = app.callback();
   const server = createServer(
@@ -161,6 +177,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       // net.Server's close, not http.Server's: stop listening, and leave open connections to end
       // as described above (http.Server's would close the idle ones at once).
       const drained = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
+      onClosing?.();
       const timer = setTimeout(() => {
         logger.warn({ shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
         server.closeAllConnections();

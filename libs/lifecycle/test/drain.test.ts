@@ -131,4 +131,45 @@ describe('draining on shutdown', () => {
     expect(took).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 500);
     expect(took).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + SERVER_CLOSE_BUFFER_MS + 2500);
   }, 20_000);
+
+  it('when an answer never ends on its own (an event stream), then onClosing ends it as the drain begins, and the drain does not wait out its bound', async () => {
+    const open = new Set<import('node:http').ServerResponse>();
+    const running = await runServer({
+      app: {
+        callback: () => (_req, res) => {
+          // Connection: close, as realtime's streams say it: a stream's connection is not reused.
+          res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'close' });
+          res.write(': open\n\n');
+          open.add(res);
+        },
+      },
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      handleSignals: false,
+      shutdownTimeoutMs: 30_000,
+      onClosing: () => {
+        for (const res of open) res.end();
+      },
+    });
+    const ended = new Promise<string>((resolve) => {
+      request({ host: '127.0.0.1', port: running.port, path: '/' }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve(text));
+      }).end();
+    });
+    while (open.size === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+    const startedAt = Date.now();
+    await running.close();
+
+    expect(await ended).toBe(': open\n\n');
+    // Far from the 30 s bound, and from the keep-alive timeout: the stream's connection closed
+    // as its answer ended.
+    expect(Date.now() - startedAt).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS);
+  }, 20_000);
 });

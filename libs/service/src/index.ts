@@ -26,6 +26,8 @@ export type ConnectionOf<C extends BaseConfig> = C extends { readonly MONGO_URL:
 
 export interface Built {
   app: HttpApp;
+  /** Ends answers that never end on their own (event streams) when the drain begins. */
+  onClosing?: () => void;
   /** Stops what the app started (timers, clients); the database is closed after it. */
   onClose?: () => Promise<void>;
 }
@@ -57,12 +59,13 @@ export async function runService<C extends BaseConfig>({
     const metrics = await startMetrics(name, config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const connection = config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger);
-    const { app, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
+    const { app, onClosing, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
     await runServer({
       app,
       port: config.PORT,
       host: config.HOST,
       logger,
+      onClosing,
       onClose: async () => {
         await onClose?.();
         await connection?.close();
