@@ -191,3 +191,39 @@ export function busClient(url: string): Redis {
   redis.on('error', () => undefined);
   return redis;
 }
+
+/**
+ * A bus client once it is connected, for a reader that needs the bus before it can serve (the
+ * realtime service reads the newest id as it starts). Redis not there yet (starting beside us)
+ * is waited for, each failed attempt told to `onRetry`, for at most `startupTimeoutMs`.
+ */
+export async function connectBus(
+  url: string,
+  {
+    startupTimeoutMs = 30_000,
+    onRetry,
+  }: { startupTimeoutMs?: number; onRetry?: (attempt: number, err: unknown) => void } = {},
+): Promise<Redis> {
+  const redis = busClient(url);
+  let attempts = 0;
+  const retried = (err: unknown) => onRetry?.(++attempts, err);
+  redis.on('error', retried);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the bus at ${url} did not answer within ${startupTimeoutMs} ms`)),
+        startupTimeoutMs,
+      );
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  } finally {
+    redis.off('error', retried);
+  }
+  return redis;
+}

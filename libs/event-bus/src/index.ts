@@ -2,6 +2,7 @@ export {
   type BusEvent,
   busClient,
   compareIds,
+  connectBus,
   createEventBus,
   DEFAULT_RETENTION,
   type EventBus,

@@ -3,10 +3,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { REPO_ROOT, type RunningServer, startRedis } from '@cs/devstack';
+import { freePort, REPO_ROOT, type RunningServer, startRedis } from '@cs/devstack';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createEventBus, type StoredEvent } from '../src/index';
+import { connectBus, createEventBus, type StoredEvent } from '../src/index';
 
 let server: RunningServer;
 let redis: Redis;
@@ -97,5 +97,33 @@ describe('the event bus', () => {
     }
 
     expect(numbers(got)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('connecting to the bus', () => {
+  it('when Redis starts after the reader asked for it, then connectBus resolves once Redis answers, and told each failed attempt', async () => {
+    const port = await freePort();
+    const failed: number[] = [];
+    const connecting = connectBus(`redis://127.0.0.1:${port}`, { onRetry: (attempt) => failed.push(attempt) });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const late = await startRedis({ dataDir: join(REPO_ROOT, '.data', 'test', `bus-late-${port}`), port });
+    try {
+      const client = await connecting;
+      expect(await client.ping()).toBe('PONG');
+      expect(failed.length).toBeGreaterThan(0);
+      client.disconnect();
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it('when Redis never answers, then connectBus fails within its startup bound, naming the address', async () => {
+    const port = await freePort();
+    const startedAt = Date.now();
+
+    await expect(connectBus(`redis://127.0.0.1:${port}`, { startupTimeoutMs: 400 })).rejects.toThrow(
+      `the bus at redis://127.0.0.1:${port} did not answer within 400 ms`,
+    );
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
   });
 });
