@@ -60,6 +60,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     posts: config.POSTS_URL,
     notes: config.NOTES_URL,
     files: config.FILES_URL,
+    realtime: config.REALTIME_URL,
   };
   const proxies = Object.fromEntries(
     Object.entries(targets).map(([name, target]) => [
@@ -67,7 +68,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
       createUpstreamProxy({
         name,
         transport: httpTransport(target),
-        timeoutMs: config.UPSTREAM_TIMEOUT,
+        timeoutMs: name === 'realtime' ? config.STREAM_TIMEOUT : config.UPSTREAM_TIMEOUT,
         retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
         serverTiming: config.SERVER_TIMING,
         logger,

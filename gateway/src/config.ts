@@ -10,6 +10,8 @@ export const configSpec = {
   POSTS_URL: env.url('http://127.0.0.1:4002'),
   NOTES_URL: env.url('http://127.0.0.1:4003'),
   FILES_URL: env.url('http://127.0.0.1:4004'),
+  /** The realtime service: the streams of change events (GET /api/realtime). */
+  REALTIME_URL: env.url('http://127.0.0.1:4005'),
   /** Origins allowed by CORS, comma-separated; defaults to the gateway's own. */
   FRONTEND_ORIGIN: env.list([]),
   /** Requests a minute per client IP on /api/auth/* and on everything else; 0 turns a limit off. */
@@ -40,6 +42,11 @@ export const configSpec = {
   MAX_CONNECTIONS: env.int(0),
   /** How long an upstream may take to answer before the gateway gives 504. */
   UPSTREAM_TIMEOUT: env.durationMs('15s'),
+  /**
+   * How long a realtime stream may send nothing before the gateway ends it: its own, as a stream
+   * is long-lived. Above realtime's keepalive (REALTIME_KEEPALIVE, 10 s).
+   */
+  STREAM_TIMEOUT: env.durationMs('30s'),
   /**
    * How long a refused connection to an upstream is retried before 502 (a restarting service is
    * back on its port within it).

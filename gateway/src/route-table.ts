@@ -2,7 +2,7 @@
  * Which service owns which path, and what each route asks of the caller. The gateway only
  * routes: it never parses bodies and holds no domain logic.
  */
-export type Upstream = 'identity' | 'posts' | 'notes' | 'files';
+export type Upstream = 'identity' | 'posts' | 'notes' | 'files' | 'realtime';
 
 /** required: 401 without a valid token; optional: a token, when sent, must be valid; none. */
 export type AuthRule = 'required' | 'optional' | 'none';
@@ -48,5 +48,11 @@ export function resolveRoute(method: string, path: string): Route | undefined {
   if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (under(path, '/api/notes')) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (UPLOAD_URL.test(path) || MULTIPART.test(path)) return { upstream: 'files', auth: 'required', limit: 'default' };
+  // A stream may name its caller by a ticket, which only realtime can redeem: a token, when sent,
+  // must be valid; realtime answers 401 itself for a protected topic without a caller.
+  if (under(path, '/api/realtime')) {
+    const auth = method === 'POST' && /^\/api\/realtime\/ticket\/?$/.test(path) ? 'required' : 'optional';
+    return { upstream: 'realtime', auth, limit: 'default' };
+  }
   return undefined;
 }

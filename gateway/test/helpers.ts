@@ -11,7 +11,7 @@ export interface GatewayProcess {
 
 /** The environment that sends every route of the gateway to one upstream. */
 export function everyUpstreamAt(url: string): Record<string, string> {
-  return { IDENTITY_URL: url, POSTS_URL: url, NOTES_URL: url, FILES_URL: url };
+  return { IDENTITY_URL: url, POSTS_URL: url, NOTES_URL: url, FILES_URL: url, REALTIME_URL: url };
 }
 
 /**

@@ -28,7 +28,10 @@ describe('the gateway, in front of the real services', () => {
     const res = await http.get('/readyz');
 
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ready', services: { identity: true, posts: true, notes: true, files: true } });
+    expect(res.body).toEqual({
+      status: 'ready',
+      services: { identity: true, posts: true, notes: true, files: true, realtime: true },
+    });
   });
 
   it('when a client uses each route family, then it reaches the owning service', async () => {

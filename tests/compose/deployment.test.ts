@@ -59,8 +59,8 @@ const JAEGER = need('JAEGER_URL');
 const LOGS = process.env.E2E_LOGS ?? join(REPO_ROOT, '.data', 'compose-e2e', 'logs');
 
 /** Ours, in the order they are built and deployed; storage-setup shares files' image layers. */
-const BUILT = ['identity', 'posts', 'notes', 'files', 'storage-setup', 'gateway'] as const;
-const BEHIND_GATEWAY = ['identity', 'posts', 'notes', 'files'] as const;
+const BUILT = ['identity', 'posts', 'notes', 'files', 'storage-setup', 'realtime', 'gateway'] as const;
+const BEHIND_GATEWAY = ['identity', 'posts', 'notes', 'files', 'realtime'] as const;
 const DEPLOYED = [...BEHIND_GATEWAY, 'gateway'] as const;
 const ALL_RUNNING = ['mongo', 'storage', ...BEHIND_GATEWAY, 'gateway', 'redis', 'balancer'] as const;
 /** docker-compose.yml's `deploy.replicas` for the gateway. */
@@ -73,7 +73,7 @@ const OPS = ['prometheus', 'jaeger'] as const;
  * Container ports that must not be reachable from the host: the database, the services, metrics,
  * Redis, and the balancer's health port.
  */
-const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004, 9464, 6379, 8405];
+const UNPUBLISHED_PORTS = [27017, 4001, 4002, 4003, 4004, 4005, 9464, 6379, 8405];
 /** The services whose traces Jaeger must hold after the journey. */
 const TRACED = ['gateway', 'notes', 'files'] as const;
 

@@ -54,7 +54,7 @@ it('when each service in turn is sent SIGTERM under load and replaced on its por
   const failed = traffic.outcomes.filter((o: Outcome) => o.status < 200 || o.status >= 300);
   const verified = await traffic.verify();
   recordFigures('rolling-restart', {
-    what: 'SIGTERM to identity, posts, notes and files in turn under 8 workers of mixed traffic, each replaced at once on its port',
+    what: 'SIGTERM to identity, posts, notes, files and realtime in turn under 8 workers of mixed traffic, each replaced at once on its port',
     traffic: Traffic.summarize(traffic.outcomes),
     restarts,
     writesVerified: verified.checked,

@@ -1,5 +1,5 @@
 /**
- * The whole system as real processes: the four services and the gateway, each started from its
+ * The whole system as real processes: the five services and the gateway, each started from its
  * built `dist/src/server.js` with the environment it would get in production.
  *
  * Scaled (`replicas`, `gateways`, or `balanced`): every kind of process runs as several replicas
@@ -13,7 +13,7 @@ import { type BalancedKind, type RunningBalancer, startBalancer } from './balanc
 import { type Child, freePort, httpAnswer, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 import { type RunningServer, startRedis, withDatabase } from './servers';
 
-export const SERVICES = ['identity', 'posts', 'notes', 'files'] as const;
+export const SERVICES = ['identity', 'posts', 'notes', 'files', 'realtime'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 export type ProcessName = ServiceName | 'gateway';
 
@@ -110,6 +110,7 @@ const ENTRY: Record<ProcessName, string> = {
   posts: 'services/posts/dist/src/server.js',
   notes: 'services/notes/dist/src/server.js',
   files: 'services/files/dist/src/server.js',
+  realtime: 'services/realtime/dist/src/server.js',
   gateway: 'gateway/dist/src/server.js',
 };
 
@@ -219,6 +220,8 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       // Told when the check removes the object of an attachment (a size-less link's).
       NOTES_URL: url('notes'),
     },
+    // The streams: they follow the bus, and verify tokens as every service does.
+    realtime: { HOST: LOOPBACK, IDENTITY_URL: url('identity'), REDIS_URL: busUrl },
     gateway: {
       // Behind the balancer the gateways listen on loopback, and take the client's address from
       // the one hop in front of them (the balancer adds it to X-Forwarded-For).
@@ -232,6 +235,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       POSTS_URL: url('posts'),
       NOTES_URL: url('notes'),
       FILES_URL: url('files'),
+      REALTIME_URL: url('realtime'),
     },
   };
 

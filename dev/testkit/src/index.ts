@@ -10,5 +10,6 @@ export * from './mail';
 export * from './pass-through';
 export * from './request-rules';
 export * from './revocation-log';
+export * from './stream-reader';
 export * from './system';
 export * from './tokens';

@@ -28,6 +28,9 @@ export class EventStream {
       'cache-control': 'no-cache, no-transform',
       // Proxies that buffer (nginx) pass this stream on as it is written.
       'x-accel-buffering': 'no',
+      // A stream's connection is not reused once it ends: it closes with it, so that a drain
+      // (SIGTERM) that ends the streams is over at once, not after the keep-alive timeout.
+      connection: 'close',
     });
     res.flushHeaders();
     this.keepalive = setInterval(() => this.write(': keepalive\n\n'), options.keepaliveMs);

@@ -43,6 +43,7 @@ export interface Hub {
   start(): Promise<void>;
   /** Adds a stream, resuming after `lastEventId` when given. */
   join(subscriber: Subscriber, lastEventId?: string): Membership;
+  /** Ends every stream, and those that join from now on. */
   stop(): void;
 }
 
@@ -51,6 +52,7 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
   /** The newest id the follower has delivered. */
   let position = '0-0';
   let follower: { stop(): void } | undefined;
+  let stopped = false;
 
   const pass = (member: Member, event: StoredEvent) => {
     if (compareIds(event.id, member.passed) <= 0) return;
@@ -80,7 +82,9 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
 
     join(subscriber, lastEventId) {
       const member: Member = { ...subscriber, passed: position, waiting: lastEventId === undefined ? null : [] };
-      members.add(member);
+      // Stopping (the process drains): the stream ends at once, and its client resumes elsewhere.
+      if (stopped) subscriber.stream.end();
+      else members.add(member);
       subscriber.stream.onEnd(() => members.delete(member));
       return {
         live:
@@ -96,6 +100,7 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
     },
 
     stop() {
+      stopped = true;
       follower?.stop();
       for (const member of members) member.stream.end();
     },

@@ -2,9 +2,9 @@
  * The realtime service through HTTP, with a real Redis as its bus: events are published here as
  * the posts and notes services publish them.
  */
-import { newUserId, TEST_JWT_SECRET, tokenFor } from '@cs/testkit';
+import { newUserId, StreamReader, TEST_JWT_SECRET, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RETENTION, type RealtimeHarness, StreamReader, startRealtime } from './helpers';
+import { RETENTION, type RealtimeHarness, startRealtime } from './helpers';
 
 let h: RealtimeHarness;
 const readers: StreamReader[] = [];
