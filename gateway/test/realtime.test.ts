@@ -97,7 +97,7 @@ describe('realtime, through the gateway', () => {
 
     expect(reader.response.status).toBe(200);
     expect(reader.ended).toBe(false);
-    expect(reader.comments).toBeGreaterThanOrEqual(Math.floor((3 * STREAM_TIMEOUT_MS) / KEEPALIVE_MS) - 2);
+    expect(reader.keepalives).toBeGreaterThanOrEqual(Math.floor((3 * STREAM_TIMEOUT_MS) / KEEPALIVE_MS) - 2);
   });
 
   it("when a ticket from the gateway opens a stream, then it gets the caller's notes, and the same ticket again is 401", async () => {

@@ -12,6 +12,8 @@ export interface ReceivedEvent {
 export class StreamReader {
   readonly events: ReceivedEvent[] = [];
   comments = 0;
+  /** Comment lines that are the server's keepalives (`: keepalive`). */
+  keepalives = 0;
   ended = false;
   private buffered = '';
 
@@ -71,6 +73,7 @@ export class StreamReader {
     for (const line of block.split('\n')) {
       if (line.startsWith(':')) {
         this.comments += 1;
+        if (line === ': keepalive') this.keepalives += 1;
         continue;
       }
       const colon = line.indexOf(':');

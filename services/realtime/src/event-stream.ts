@@ -32,7 +32,9 @@ export class EventStream {
       // (SIGTERM) that ends the streams is over at once, not after the keep-alive timeout.
       connection: 'close',
     });
-    res.flushHeaders();
+    // A first line at once: a proxy on the way (the gateway's among them) sends the status and
+    // headers with the first byte of the body, and the client is waiting for them.
+    res.write(': open\n\n');
     this.keepalive = setInterval(() => this.write(': keepalive\n\n'), options.keepaliveMs);
     res.once('close', () => this.end());
   }
