@@ -4,7 +4,9 @@
 # for the Bearer token, and fails when any response is a 5xx, breaks the document's schema, or
 # has a status or media type the document does not declare. Rate limits are off for the run: at
 # 10 logins a minute the fuzzer would only ever see 429. One worker: with two, hypothesis's source
-# inspection is not thread-safe, and schemathesis failed in its own code now and then.
+# inspection is not thread-safe, and schemathesis failed in its own code now and then. The event
+# stream (`subscribe`) is left out: a valid request never ends, which the fuzzer can only count as
+# a timeout; its 400s and 401s are tested through HTTP (gateway/test/realtime.test.ts).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -39,5 +41,6 @@ echo "fuzz: schemathesis $(cat .venv/.schemathesis-version) against $base/openap
   --workers 1 \
   --seed "${FUZZ_SEED:-20261121}" \
   --request-timeout 10 \
+  --exclude-operation-id subscribe \
   --no-color \
   "$@"

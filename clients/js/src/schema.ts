@@ -488,6 +488,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`. */
+        get: operations["subscribe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/realtime/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): single use, valid 30 s. For `EventSource`; a fetch-based client sends its Bearer token instead. */
+        post: operations["createRealtimeTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -749,6 +783,10 @@ export interface components {
         DownloadLink: {
             /** Format: uri */
             url: string;
+            expiresIn: number;
+        };
+        RealtimeTicket: {
+            ticket: string;
             expiresIn: number;
         };
         Health: {
@@ -2104,6 +2142,76 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    subscribe: {
+        parameters: {
+            query: {
+                /** @description Comma-separated: `posts` (published posts; public), `my-posts` (the caller’s posts, drafts included) and `notes` (the caller’s notes). The last two need a caller: a Bearer token, or `ticket`. */
+                topics: string;
+                /** @description Only posts with this tag, on the `posts` topic. */
+                tag?: string;
+                /** @description For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`, single use, valid 30 s. An access token never goes into a URL. */
+                ticket?: string;
+            };
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; it never ends on its own but for `auth.expired`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description A protected topic without a caller; an invalid or expired token; a spent, expired or unknown ticket. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    createRealtimeTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeTicket"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];

@@ -315,6 +315,10 @@ export const openApiDocument = {
     { name: 'posts', description: 'Posts: drafts, publishing, the public list.' },
     { name: 'notes', description: 'Notes owned by a user, with an optional attachment.' },
     { name: 'files', description: 'Signed upload links: one PUT, or a large file in parts.' },
+    {
+      name: 'realtime',
+      description: 'Changes of posts and notes pushed as Server-Sent Events, resumable with Last-Event-ID.',
+    },
     { name: 'health', description: 'Liveness and readiness.' },
   ],
   paths: {
@@ -585,6 +589,73 @@ export const openApiDocument = {
     '/api/upload-url': uploadUrl('uploadUrlApi'),
     ...multipartPaths('', ''),
     ...multipartPaths('/api', 'Api'),
+    '/api/realtime': {
+      get: {
+        operationId: 'subscribe',
+        summary:
+          'A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`.',
+        tags: ['realtime'],
+        security: [{}, { bearerAuth: [] }],
+        parameters: [
+          {
+            name: 'topics',
+            in: 'query',
+            required: true,
+            description:
+              'Comma-separated: `posts` (published posts; public), `my-posts` (the caller’s posts, drafts included) and `notes` (the caller’s notes). The last two need a caller: a Bearer token, or `ticket`.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'tag',
+            in: 'query',
+            required: false,
+            description: 'Only posts with this tag, on the `posts` topic.',
+            schema: { type: 'string', pattern: TAG_PATTERN },
+          },
+          {
+            name: 'ticket',
+            in: 'query',
+            required: false,
+            description:
+              'For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`, single use, valid 30 s. An access token never goes into a URL.',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'The id of the last event received: the stream resumes after it.',
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          200: {
+            description: 'The stream; it never ends on its own but for `auth.expired`.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          400: { $ref: '#/components/responses/BadRequest' },
+          401: {
+            description:
+              'A protected topic without a caller; an invalid or expired token; a spent, expired or unknown ticket.',
+            content: json(ref('Error')),
+          },
+          429: { $ref: '#/components/responses/TooManyRequests' },
+          502: { $ref: '#/components/responses/BadGateway' },
+          503: { $ref: '#/components/responses/Unavailable' },
+          504: { $ref: '#/components/responses/GatewayTimeout' },
+        },
+      },
+    },
+    '/api/realtime/ticket': {
+      post: operation({
+        id: 'createRealtimeTicket',
+        summary:
+          'A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): single use, valid 30 s. For `EventSource`; a fetch-based client sends its Bearer token instead.',
+        tag: 'realtime',
+        auth: 'required',
+        ok: { status: 201, description: 'The ticket.', schema: ref('RealtimeTicket') },
+      }),
+    },
     '/healthz': {
       get: {
         operationId: 'health',
@@ -645,6 +716,7 @@ export const openApiDocument = {
       PartLinks: s.partLinksSchema,
       CompletedUpload: s.completedUploadSchema,
       DownloadLink: s.downloadLinkSchema,
+      RealtimeTicket: s.realtimeTicketSchema,
       Health: s.healthSchema,
       Readiness: s.readinessSchema,
     },

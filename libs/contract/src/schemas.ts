@@ -587,6 +587,14 @@ export const downloadLinkSchema = {
   additionalProperties: false,
 } as const;
 
+/** A single-use ticket that names its caller on a stream (`?ticket=`), for EventSource. */
+export const realtimeTicketSchema = {
+  type: 'object',
+  required: ['ticket', 'expiresIn'],
+  properties: { ticket: { type: 'string', minLength: 1 }, expiresIn: { type: 'integer', minimum: 1 } },
+  additionalProperties: false,
+} as const;
+
 export const healthSchema = {
   type: 'object',
   required: ['status'],
