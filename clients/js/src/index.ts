@@ -26,4 +26,12 @@ export {
 } from './errors.js';
 export type { components, paths } from './schema.js';
 export { memoryStore, type Session, type SessionStore, webStorage } from './session.js';
+export type {
+  SubscribeOptions,
+  SubscriptionHandlers,
+  SubscriptionStatus,
+  Topic,
+  TopicDocuments,
+  TopicHandlers,
+} from './subscribe.js';
 export { MULTIPART_FROM, type UploadOptions, type UploadTask } from './upload.js';

@@ -29,7 +29,7 @@ describe('the packaged library', () => {
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
   });
 
-  it('bundled, minified and gzipped it is at most 8 kB, and the generated types add no code', () => {
+  it('bundled, minified and gzipped it is at most 9 kB, and the generated types add no code', () => {
     const bundle = buildSync({
       entryPoints: [join(LIBRARY, 'dist', 'index.js')],
       bundle: true,
@@ -40,7 +40,8 @@ describe('the packaged library', () => {
     });
     const gzipped = gzipSync(bundle.outputFiles[0]?.contents ?? new Uint8Array(), { level: 9 }).length;
     process.stdout.write(`client library: ${gzipped} bytes minified and gzipped (openapi-fetch included)\n`);
-    expect(gzipped).toBeLessThanOrEqual(8 * 1024);
+    // 8 kB until subscribe() (live updates, 1 kB with its event-stream reader) came in.
+    expect(gzipped).toBeLessThanOrEqual(9 * 1024);
     expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
   });
 
