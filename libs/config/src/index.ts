@@ -34,12 +34,13 @@ const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** Milliseconds of a duration string such as `15m`, `1h`, `7d` or `3600` (seconds). */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, { allowZero = false }: { allowZero?: boolean } = {}): number {
   const match = DURATION.exec(text.trim());
   if (!match) throw new Problem(`must be a duration such as 15m, 1h or 7d (got "${text}")`);
   const amount = Number(match[1]);
   const unit = (match[2] ?? 's') as keyof typeof UNIT_MS;
   const ms = amount * UNIT_MS[unit];
+  if (allowZero && ms === 0) return 0;
   if (!Number.isSafeInteger(ms) || ms <= 0) throw new Problem('must be a positive duration');
   return ms;
 }
@@ -90,10 +91,14 @@ export const env = {
       }),
 
   /** A duration read as milliseconds. */
+  /** A duration (`500ms`, `15m`, `7d`) in ms; positive, or 0 too with `allowZero`. */
   durationMs:
-    (fallback?: string): Reader<number> =>
+    (fallback?: string, options?: { allowZero?: boolean }): Reader<number> =>
     (raw) =>
-      parseDuration(required(raw, fallback, (s) => s)),
+      parseDuration(
+        required(raw, fallback, (s) => s),
+        options,
+      ),
 
   list:
     (fallback?: string[]): Reader<readonly string[]> =>

@@ -19,6 +19,13 @@ describe('parseDuration', () => {
   it.each(['', 'soon', '1w', '-5m', '0', '1.5h'])('when given %j, then it refuses', (text) => {
     expect(() => parseDuration(text)).toThrow();
   });
+
+  it('when zero is allowed, then 0 and 0ms are 0, and a negative or a word is still refused', () => {
+    expect(parseDuration('0', { allowZero: true })).toBe(0);
+    expect(parseDuration('0ms', { allowZero: true })).toBe(0);
+    expect(() => parseDuration('-5m', { allowZero: true })).toThrow();
+    expect(() => parseDuration('never', { allowZero: true })).toThrow();
+  });
 });
 
 describe('loadConfig', () => {
