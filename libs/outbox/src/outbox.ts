@@ -86,6 +86,11 @@ export interface OutboxOptions<E extends OutboxEntry> {
   what: string;
   logger: Logger;
   leaseMs?: number;
+  /**
+   * How long `dispatch` waits before its try (0: at once). Only ever longer in a deliberate
+   * set-up (a fault test's crash between commit and send): polling finds what was not tried.
+   */
+  dispatchDelayMs?: number;
 }
 
 export interface Outbox<E extends OutboxEntry> {
@@ -116,12 +121,15 @@ export function createOutbox<E extends OutboxEntry>({
   what,
   logger,
   leaseMs = LEASE_MS,
+  dispatchDelayMs = 0,
 }: OutboxOptions<E>): Outbox<E> {
   const leases = createLeases(entries.db, name, { leaseMs });
   const idOf = (entry: E) => String(entry._id);
   /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
   const waiting = new Map<string, E>();
   const running = new Set<Promise<unknown>>();
+  /** Dispatches waiting out `dispatchDelayMs`: dropped on stop (polling finds their entries). */
+  const delayed = new Set<NodeJS.Timeout>();
   let ordered: Promise<unknown> | undefined;
 
   const background = (work: Promise<unknown>) => {
@@ -215,7 +223,13 @@ export function createOutbox<E extends OutboxEntry>({
     },
 
     dispatch(entry) {
-      background(attempt(entry, Date.now(), true));
+      if (dispatchDelayMs <= 0) return background(attempt(entry, Date.now(), true));
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        background(attempt(entry, Date.now(), true));
+      }, dispatchDelayMs);
+      timer.unref();
+      delayed.add(timer);
     },
 
     async drain(limit = 100) {
@@ -250,6 +264,8 @@ export function createOutbox<E extends OutboxEntry>({
       );
       return async () => {
         await stopPolling();
+        for (const timer of delayed) clearTimeout(timer);
+        delayed.clear();
         await Promise.all([...running]);
       };
     },

@@ -11,7 +11,7 @@ import { createPosts } from './posts';
 import { postRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY'>>;
+  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'EVENTS_DISPATCH_DELAY'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -25,7 +25,13 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const eventEntries = postEventModel(connection);
   await Promise.all([model.init(), eventEntries.init()]);
   const turns = await createTurns(connection);
-  const events = createPostEvents({ entries: eventEntries, posts: model, bus, logger });
+  const events = createPostEvents({
+    entries: eventEntries,
+    posts: model,
+    bus,
+    logger,
+    dispatchDelayMs: config.EVENTS_DISPATCH_DELAY,
+  });
   const posts = createPosts(model, turns, createListing(model, coldListBulkhead(config)), events);
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;

@@ -12,6 +12,11 @@ export const configSpec = {
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   /** How often change events no live process sent are looked for (the outbox's fallback). */
   EVENTS_INTERVAL: env.durationMs('5s'),
+  /**
+   * How long after its write a change event is first tried (0: at once, the default). Longer only
+   * to see the fallback at work: the fault tests crash the service between commit and send.
+   */
+  EVENTS_DISPATCH_DELAY: env.durationMs('0s', { allowZero: true }),
   /** Public list pages computed from the database at once (the rest wait their client's turn). */
   LIST_COLD_CONCURRENCY: env.int(2, { min: 1, max: 64 }),
 };
