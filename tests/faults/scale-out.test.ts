@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type ProcessName, REPO_ROOT, type RunningSystem, SERVICES, startRedis } from '@cs/devstack';
+import { api, StreamReader } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { type OpName, type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
@@ -113,6 +114,41 @@ describe('losing a replica', () => {
     traffic = new Traffic({ baseUrl: f.system.gatewayUrl, workers: 8, requestTimeoutMs: 20_000 });
     await traffic.prepare();
   }, 120_000);
+
+  it('when a client is connected to either realtime replica, then it gets the events of writes made through either gateway, with the same ids', async () => {
+    const { system } = f;
+    const tag = `scale-${randomBytes(3).toString('hex')}`;
+    const streams = await Promise.all(
+      system.replicas.realtime.map((r) => StreamReader.open(`${r.url}/api/realtime?topics=posts&tag=${tag}`)),
+    );
+    try {
+      const published: string[] = [];
+      for (const gateway of system.replicas.gateway) {
+        const http = api(gateway.url);
+        const email = `scale-${randomBytes(4).toString('hex')}@example.com`;
+        const { token } = (await http.post('/api/auth/register').send({ email, password: 'password-123' })).body;
+        const auth = { Authorization: `Bearer ${token}` };
+        const post = await http
+          .post('/api/posts')
+          .set(auth)
+          .send({ title: 'Everywhere', body: 'Told to every replica.', tags: [tag] });
+        await http.put(`/api/posts/${post.body._id}`).set(auth).send({ status: 'published' }).expect(200);
+        published.push(post.body._id);
+      }
+      await Promise.all(streams.map((s) => s.waitFor(published.length, 10_000)));
+
+      expect(system.replicas.realtime).toHaveLength(2);
+      expect(system.replicas.gateway).toHaveLength(2);
+      for (const stream of streams) {
+        expect(stream.events.map((e) => [e.event, (e.data as { _id: string })._id])).toEqual(
+          published.map((id) => ['posts.upsert', id]),
+        );
+      }
+      expect(streams[0]?.events.map((e) => e.id)).toEqual(streams[1]?.events.map((e) => e.id));
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
 
   it('when one replica of each service in turn and one gateway are SIGKILLed under mixed traffic, then only POSTs in flight at the killed replica fail, and every 2xx write reads back', async () => {
     const { system } = f;
