@@ -38,6 +38,8 @@ export type SubscriptionHandlers<T extends Topic, Docs extends Record<Topic, unk
   status?: (status: SubscriptionStatus) => void;
   /** Why it ended: a session that could not be renewed, or a request the API refused (400). */
   error?: (error: ContentClientError) => void;
+  /** After each event, its id: what `lastEventId` resumes from (after a page load, say). */
+  seen?: (lastEventId: string) => void;
 };
 
 export interface SubscribeOptions {
@@ -122,9 +124,12 @@ export function subscribeWith<T extends Topic, Docs extends Record<Topic, unknow
     say('live');
     wentLive();
     for await (const event of serverEvents(response.body as ReadableStream<Uint8Array>)) {
-      if (event.id !== undefined && event.event !== 'auth.expired') lastEventId = event.id;
       if (event.event === 'auth.expired') return 'renew';
       deliver(event);
+      if (event.id !== undefined) {
+        lastEventId = event.id;
+        handlers.seen?.(event.id);
+      }
     }
     return 'again';
   }
