@@ -149,6 +149,9 @@ export const api = {
   deleteNote: (noteId: string) => call(() => client.notes.remove(noteId)),
   attachmentLink: (noteId: string) => call(() => client.notes.downloadLink(noteId)),
 
+  /** Live changes (live.ts shares one stream across the tabs). */
+  subscribe: client.subscribe,
+
   /** A file straight to storage (in parts when large); its key when done, in words when not. */
   startUpload(file: File, options: UploadOptions): UploadTask {
     const task = client.startUpload(file, options);

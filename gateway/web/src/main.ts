@@ -6,6 +6,7 @@
 import './style.css';
 import { api, onSessionExpired } from './api';
 import { h, replaceChildren } from './dom';
+import { onLiveStatus, sessionChanged, startLive } from './live';
 import { currentSession, endSession } from './session';
 import { authView, type Notice } from './views/auth';
 import { myPostsView } from './views/my-posts';
@@ -27,8 +28,13 @@ function go(hash: string): void {
   else location.hash = hash;
 }
 
+/** Whether the last screen was rendered signed in: a change is told to the live stream. */
+let wasSignedIn: boolean | undefined;
+
 function renderNav(path: string): void {
   const session = currentSession();
+  if (wasSignedIn !== undefined && wasSignedIn !== (session !== undefined)) sessionChanged();
+  wasSignedIn = session !== undefined;
   const link = (href: string, label: string) =>
     h('a', { href, 'aria-current': path === href.slice(1) ? 'page' : undefined }, label);
   replaceChildren(
@@ -137,4 +143,19 @@ const renderOnce = () => {
   if (location.hash !== rendered) render();
 };
 window.addEventListener('hashchange', () => void resumed.then(renderOnce));
-void resumed.then(renderOnce);
+void resumed.then(() => {
+  renderOnce();
+  startLive();
+});
+
+const LIVE_WORDS: Record<string, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  ended: 'Not live',
+};
+const indicator = document.getElementById('live') as HTMLElement;
+onLiveStatus((status) => {
+  indicator.dataset.status = status;
+  indicator.textContent = LIVE_WORDS[status] ?? status;
+});

@@ -7,6 +7,7 @@ import { MULTIPART_FROM } from '@content-service/client';
 import { api, type Note, type Page } from '../api';
 import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { onLive } from '../live';
 
 /**
  * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
@@ -122,6 +123,25 @@ export function notesView(): HTMLElement {
   });
 
   void refresh();
+
+  // A note written on another device or tab shows here as it is saved. A note being edited here
+  // keeps its editor (and what was typed); the rest follow. Until this screen is left.
+  const stop = onLive((event) => {
+    if (!list.isConnected) return stop();
+    if (event.kind === 'reset') return void refresh();
+    if (event.topic !== 'notes') return;
+    const id = event.kind === 'upsert' ? event.note._id : event.id;
+    const shown = list.querySelector<HTMLElement>(`li[data-note-id="${CSS.escape(id)}"]`);
+    if (event.kind === 'remove') return shown?.remove();
+    if (shown?.querySelector('form')) return;
+    const item = noteItem(event.note, refresh, alert);
+    if (shown) shown.replaceWith(item);
+    else {
+      list.querySelector('li.empty')?.remove();
+      list.prepend(item);
+    }
+  });
+
   return h('section', null, h('h1', null, 'Notes'), form, h('h2', null, 'Your notes'), alert, list, actions(older));
 }
 

@@ -2,6 +2,10 @@
 import { api, type Post } from '../api';
 import { alertBox, formatDate, h, replaceChildren } from '../dom';
 import { input } from '../forms';
+import { onLive } from '../live';
+
+/** Several changes in a moment are one reload of the page shown. */
+const RELOAD_AFTER_MS = 100;
 
 const TAG = /^[a-z0-9-]{1,40}$/i;
 
@@ -50,48 +54,61 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
     go(hash({ tag: value }));
   });
 
-  void api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined }).then(
-    (found) => {
-      if (found.posts.length === 0) {
+  const load = () =>
+    api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined }).then(
+      (found) => {
+        if (found.posts.length === 0) {
+          replaceChildren(
+            results,
+            h(
+              'p',
+              { class: 'empty' },
+              tag ? `No published posts are tagged #${tag} yet.` : 'No posts have been published yet.',
+            ),
+          );
+          return;
+        }
         replaceChildren(
           results,
+          h('ul', { class: 'cards' }, ...found.posts.map(postCard)),
           h(
-            'p',
-            { class: 'empty' },
-            tag ? `No published posts are tagged #${tag} yet.` : 'No posts have been published yet.',
+            'nav',
+            { class: 'pager', 'aria-label': 'Pages' },
+            h(
+              'a',
+              { class: 'button-link', href: hash({ tag, page: page - 1 }), hidden: page <= 1, rel: 'prev' },
+              '← Newer',
+            ),
+            h(
+              'span',
+              { class: 'page-of' },
+              `Page ${found.page} of ${found.pages} · ${found.total} post${found.total === 1 ? '' : 's'}`,
+            ),
+            h(
+              'a',
+              { class: 'button-link', href: hash({ tag, page: page + 1 }), hidden: page >= found.pages, rel: 'next' },
+              'Older →',
+            ),
           ),
         );
-        return;
-      }
-      replaceChildren(
-        results,
-        h('ul', { class: 'cards' }, ...found.posts.map(postCard)),
-        h(
-          'nav',
-          { class: 'pager', 'aria-label': 'Pages' },
-          h(
-            'a',
-            { class: 'button-link', href: hash({ tag, page: page - 1 }), hidden: page <= 1, rel: 'prev' },
-            '← Newer',
-          ),
-          h(
-            'span',
-            { class: 'page-of' },
-            `Page ${found.page} of ${found.pages} · ${found.total} post${found.total === 1 ? '' : 's'}`,
-          ),
-          h(
-            'a',
-            { class: 'button-link', href: hash({ tag, page: page + 1 }), hidden: page >= found.pages, rel: 'next' },
-            'Older →',
-          ),
-        ),
-      );
-    },
-    (error: Error) => {
-      results.replaceChildren();
-      alert.show(error.message);
-    },
-  );
+      },
+      (error: Error) => {
+        results.replaceChildren();
+        alert.show(error.message);
+      },
+    );
+  void load();
+
+  // A post published, changed or taken down anywhere: the page shown is read again, so its order,
+  // pages and count stay those of the API. Until this screen is left.
+  let reload: ReturnType<typeof setTimeout> | undefined;
+  const stop = onLive((event) => {
+    if (!results.isConnected) return stop();
+    if (event.topic === 'notes') return;
+    if (event.topic === 'posts' && event.kind === 'upsert' && tag && !event.post.tags.includes(tag)) return;
+    clearTimeout(reload);
+    reload = setTimeout(() => void load(), RELOAD_AFTER_MS);
+  });
 
   return h('section', null, h('h1', null, tag ? `Posts tagged #${tag}` : 'Posts'), filter, alert, results);
 }
