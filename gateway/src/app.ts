@@ -17,7 +17,7 @@ import { securityHeaders } from './security-headers';
 import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
 import { readBody } from './upstream/request-body';
-import { httpTransport } from './upstream/transport';
+import { httpTransport, streamTransport } from './upstream/transport';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-proxy';
 import { webClient } from './web';
 
@@ -67,7 +67,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
       name,
       createUpstreamProxy({
         name,
-        transport: httpTransport(target),
+        transport: name === 'realtime' ? streamTransport(target) : httpTransport(target),
         timeoutMs: name === 'realtime' ? config.STREAM_TIMEOUT : config.UPSTREAM_TIMEOUT,
         retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
         serverTiming: config.SERVER_TIMING,

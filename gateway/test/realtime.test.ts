@@ -19,6 +19,8 @@ beforeAll(async () => {
   system = await startTestSystem({
     env: {
       AUTH_RATE_LIMIT: '0',
+      // The test's streams all come from 127.0.0.1: more of them than the per-address cap (256).
+      CONNECTIONS_PER_ADDRESS: '0',
       REALTIME_KEEPALIVE: `${KEEPALIVE_MS}ms`,
       STREAM_TIMEOUT: `${STREAM_TIMEOUT_MS}ms`,
     },
@@ -90,6 +92,24 @@ describe('realtime, through the gateway', () => {
     // The draft before it was never on the public topic.
     expect(reader.events.map((e) => e.event)).toEqual(['posts.upsert']);
   });
+
+  it('when 400 streams are open at once through one gateway, then every one is answered and gets the next post', async () => {
+    const many = await Promise.all(Array.from({ length: 400 }, () => open('topics=posts&tag=crowd')));
+    const token = await register();
+    const created = await http
+      .post('/api/posts')
+      .set({ Authorization: `Bearer ${token}` })
+      .send({ title: 'For the crowd', body: 'Four hundred readers at once.', tags: ['crowd'] });
+    await http
+      .put(`/api/posts/${created.body._id}`)
+      .set({ Authorization: `Bearer ${token}` })
+      .send({ status: 'published' })
+      .expect(200);
+    await Promise.all(many.map((reader) => reader.waitFor(1, 10_000)));
+
+    expect(many.filter((reader) => reader.response.status !== 200)).toEqual([]);
+    expect(many.filter((reader) => reader.events.length !== 1)).toEqual([]);
+  }, 30_000);
 
   it('when a stream is quiet for longer than the gateway stream timeout, then its keepalives keep it open', async () => {
     const reader = await open('topics=posts&tag=nothing-is-tagged-so');

@@ -25,13 +25,15 @@ export const REQUESTS_PER_CONNECTION = 100;
  */
 const UPSTREAM_MAX_SOCKETS = 256;
 let pools = 0;
+let streamPools = 0;
 
 /**
  * Sockets the upstream pools made so far may hold between them: descriptors the gateway keeps
- * free of client connections (connection-limits.ts).
+ * free of client connections (connection-limits.ts). Unbounded once there is a pool of streams:
+ * every client connection may then hold one upstream socket.
  */
 export function upstreamSocketsMax(): number {
-  return pools * UPSTREAM_MAX_SOCKETS;
+  return streamPools > 0 ? Number.POSITIVE_INFINITY : pools * UPSTREAM_MAX_SOCKETS;
 }
 
 class RetiringAgent extends Agent {
@@ -57,4 +59,16 @@ export function connectionPool(): Agent {
     timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
     lookup: nextReplicaFirst,
   });
+}
+
+/**
+ * The connections to a service of long-lived streams (realtime): one per stream, for as long as
+ * it lasts, so no cap of its own (a capped pool would leave the 257th stream waiting for a socket
+ * that never comes back); the connection budget bounds them, one per client connection. A stream
+ * is not followed by another request on its connection (it answers `Connection: close`), so none
+ * is kept alive. Each new connection goes to the next replica, as the pools' do.
+ */
+export function streamPool(): Agent {
+  streamPools += 1;
+  return new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY, lookup: nextReplicaFirst });
 }

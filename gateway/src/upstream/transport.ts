@@ -12,7 +12,7 @@
  * service is not there) so that retries and error mapping keep their meaning.
  */
 import type { Agent } from 'node:http';
-import { connectionPool } from './connection-pool';
+import { connectionPool, streamPool } from './connection-pool';
 
 export interface Transport {
   /** The service's base URL: where requests go, and what spans name. */
@@ -23,4 +23,9 @@ export interface Transport {
 
 export function httpTransport(target: string): Transport {
   return { target, agent: connectionPool() };
+}
+
+/** The same, to a service whose answers are long-lived streams: a connection per stream. */
+export function streamTransport(target: string): Transport {
+  return { target, agent: streamPool() };
 }
