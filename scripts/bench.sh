@@ -6,4 +6,7 @@ bash "$root/scripts/setup.sh"
 # Every system runs a redis-server of its own: the event bus.
 bash "$root/scripts/install-debian.sh" redis-server "${REDIS_SERVER_PATH:-/usr/bin/redis-server}" REDIS_SERVER_PATH
 cd "$root"
+# Scenario 13 holds 10,000 streams through the gateway: a client connection and an upstream socket
+# each. Raise the open-files limit for what this script starts, where the hard limit allows it.
+ulimit -n "${BENCH_OPEN_FILES:-65536}" 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 exec node_modules/.bin/node bench/dist/src/run.js

@@ -9,7 +9,8 @@
  * BENCH_OUT (bench/results), BENCH_BCRYPT_COST (12), MONGO_URL / S3_ENDPOINT,
  * BENCH_ATTACK_POSTS (10000), BENCH_ATTACK_S (25) (scenario 11, attacks.ts),
  * BENCH_REVOCATIONS (10000), BENCH_SESSIONS (1000) (scenario 12, sessions.ts),
- * BENCH_ONLY=attacks or sessions: scenario 11 or 12 alone, its report in place of the whole run's.
+ * BENCH_STREAMS (10000), BENCH_SUBSCRIBERS (1000), BENCH_DELIVERY_S (20) (scenario 13, realtime.ts),
+ * BENCH_ONLY=attacks, sessions or realtime: scenario 11, 12 or 13 alone, its report in place of the whole run's.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -35,6 +36,7 @@ import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import type { LoadResult, LoadSpec } from './load';
+import { type RealtimeReport, realtimeRows, runRealtime } from './realtime';
 import { interleave as interleaveRounds, type LoadSummary, runScript, summarize, type Variant } from './rounds';
 import { memoryOf, processTree, rssMb } from './rss';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
@@ -72,8 +74,8 @@ const AUTH_BASELINE =
   'the same read without a token, through the same gateway and posts service (since issue 32; before, GET /api/posts/my-posts against builds with verification swapped for a decode)';
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && ONLY !== 'attacks' && ONLY !== 'sessions') {
-  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks" or "sessions" runs alone`);
+if (ONLY && ONLY !== 'attacks' && ONLY !== 'sessions' && ONLY !== 'realtime') {
+  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions" or "realtime" runs alone`);
 }
 const NODE = process.execPath;
 const DIST = join(REPO_ROOT, 'bench', 'dist', 'src');
@@ -146,6 +148,22 @@ async function main(): Promise<void> {
         own: (system) => owned.push(system),
         log: (line) => process.stdout.write(`${line}\n`),
       });
+    // 13. Live updates: idle streams, delivery, and reads and writes beside open streams.
+    const realtimeScenario = () =>
+      runRealtime({
+        dataDir: join(dataDir, 'realtime'),
+        mongoUrl: mongo?.url ?? '',
+        storage: { endpoint: storage?.url ?? '', ...S3 },
+        jwtSecret: SECRET,
+        dbPrefix: `b${process.pid}_r`,
+        dist: DIST,
+        node: NODE,
+        rounds: ROUNDS,
+        durationS: DURATION_S,
+        connections: 10,
+        own: (system) => owned.push(system),
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
     const machine = {
       cores: cpus().length,
       cpu: cpus()[0]?.model,
@@ -166,6 +184,19 @@ async function main(): Promise<void> {
         only: ONLY,
         machine,
         scenarios: { attacks },
+      });
+      return;
+    }
+    if (ONLY === 'realtime') {
+      process.stdout.write('bench: 13 realtime, alone (BENCH_ONLY)…\n');
+      const realtime = await realtimeScenario();
+      writeReport({
+        when: new Date().toISOString(),
+        durationS: round((Date.now() - started) / 1000),
+        only: ONLY,
+        settings: { rounds: ROUNDS, durationS: DURATION_S },
+        machine,
+        scenarios: { realtime },
       });
       return;
     }
@@ -261,7 +292,7 @@ async function main(): Promise<void> {
       const pids = Object.values(system.processes).map((p) => p.child.pid);
       return {
         ...ours,
-        'the five together': memoryOf(pids),
+        'ours together': memoryOf(pids),
         ...(mongo.child ? { ferretdb: memoryOf([mongo.child.pid]) } : {}),
         ...(mongo.postgres ? { postgres: memoryOf(processTree(mongo.postgres.pid)) } : {}),
       };
@@ -617,6 +648,8 @@ async function main(): Promise<void> {
     const attacks: AttacksReport = await attacksScenario();
     process.stdout.write('bench: 12 sessions…\n');
     const sessions: SessionsReport = await sessionsScenario();
+    process.stdout.write('bench: 13 realtime…\n');
+    const realtime: RealtimeReport = await realtimeScenario();
 
     const ratio = (a = 0, b = 1) => round(a / b, 3);
     const report = {
@@ -682,10 +715,11 @@ async function main(): Promise<void> {
           goal: 'no process grows more than 20% across the soak once warm',
           idle: idleMemory,
           afterLoad: afterLoadMemory,
-          idleGoal: 'the five processes together ≤ 300 MB',
+          idleGoal: 'our six processes (the gateway and five services) together ≤ 300 MB',
         },
         attacks,
         sessions,
+        realtime,
       },
     };
     writeReport(report);
@@ -726,10 +760,12 @@ function markdown(r: Report): string {
   const s = r.scenarios;
   const attacks = s.attacks as AttacksReport | undefined;
   const sessions = s.sessions as SessionsReport | undefined;
+  const realtime = s.realtime as RealtimeReport | undefined;
   const rows = [
     ...(s.gatewayHop ? everyScenarioRows(s) : []),
     ...(attacks ? attackRows(attacks) : []),
     ...(sessions ? sessionRows(sessions) : []),
+    ...(realtime ? realtimeRows(realtime) : []),
   ];
   const m = r.machine;
   return [
@@ -841,7 +877,7 @@ function everyScenarioRows(s: Report): [string, string, string, string][] {
         Object.entries(s.memory[when] as Report)
           .map(([name, x]: [string, Report]) => `${name} ${x.rssMb} MB RSS / ${x.pssMb} MB PSS`)
           .join('; '),
-        `the five: ${s.memory[when]['the five together'].rssMb} MB RSS, ${s.memory[when]['the five together'].pssMb} MB PSS`,
+        `ours: ${s.memory[when]['ours together'].rssMb} MB RSS, ${s.memory[when]['ours together'].pssMb} MB PSS`,
         s.memory.idleGoal,
       ] as [string, string, string, string],
   );

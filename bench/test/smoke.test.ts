@@ -38,6 +38,9 @@ function runBench(
           BENCH_ATTACK_S: '1',
           BENCH_REVOCATIONS: '40',
           BENCH_SESSIONS: '30',
+          BENCH_STREAMS: '300',
+          BENCH_SUBSCRIBERS: '50',
+          BENCH_DELIVERY_S: '1',
           // The run's own servers, named explicitly: a spread of jest's process.env does not
           // carry every key the global setup set.
           MONGO_URL: process.env.MONGO_URL,
@@ -122,19 +125,23 @@ describe('npm run bench, with tiny durations', () => {
       expect(v.firstAfterChangeMs).toBeGreaterThan(0);
     }
     for (const when of ['idle', 'afterLoad']) {
-      const processes = ['files', 'gateway', 'identity', 'notes', 'posts', 'the five together'];
+      const processes = ['files', 'gateway', 'identity', 'notes', 'posts', 'realtime', 'ours together'];
       expect(Object.keys(s.memory[when])).toEqual(expect.arrayContaining(processes));
       for (const name of processes) {
         expect(s.memory[when][name].rssMb).toBeGreaterThan(10);
         expect(s.memory[when][name].pssMb).toBeGreaterThan(1);
       }
     }
-    expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts']);
+    expect(Object.keys(s.memory.soak).sort()).toEqual(['files', 'gateway', 'identity', 'notes', 'posts', 'realtime']);
     expect(s.sessions.revocations.logEntries).toBeGreaterThanOrEqual(40);
     for (const ratio of [s.sessions.refreshToCreate, s.sessions.readsRatio]) expect(isRatio(ratio)).toBe(true);
     for (const variant of [s.sessions.refresh, s.sessions.create, s.sessions.readsWithList, s.sessions.readsEmpty]) {
       expect(variant.failures).toBe(0);
     }
+    expect(s.realtime.idle.streams).toBe(300);
+    expect(s.realtime.delivery).toMatchObject({ subscribers: 50, posts: 10, missed: 0 });
+    expect(s.realtime.delivery.p99Ms).toBeGreaterThan(0);
+    for (const ratio of [s.realtime.reads.ratio, s.realtime.writes.ratio]) expect(isRatio(ratio)).toBe(true);
     expect(s.attacks.posts).toBe(200);
     expect(s.attacks.attacks.map((a: { name: string }) => a.name)).toEqual([
       'one address',
