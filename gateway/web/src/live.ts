@@ -52,10 +52,16 @@ function publish(message: Message): void {
   channel?.postMessage(message);
 }
 
+/** Counts the streams opened: a call that a later one overtook while it waited opens none. */
+let opening = 0;
+
 async function open(): Promise<void> {
+  const mine = ++opening;
   stop?.();
+  stop = undefined;
   // This tab may not hold the session another tab just began: its cookie gives it one.
   if (!currentSession()) await api.resume().catch(() => undefined);
+  if (mine !== opening) return;
   const event = (e: LiveEvent) => publish({ type: 'event', event: e });
   stop = api.subscribe(
     currentSession() ? ['posts', 'notes'] : ['posts'],
