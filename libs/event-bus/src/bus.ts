@@ -138,7 +138,9 @@ export function createEventBus(
     },
 
     follow(from, deliver, failed) {
-      const reader = redis.duplicate();
+      // Its first read waits for its own connection, which opens as it is made: with the bus
+      // client's fail-fast setting it failed at once, and the follower lost its first second.
+      const reader = redis.duplicate({ enableOfflineQueue: true });
       let stopped = false;
       let last = from;
       void (async () => {
