@@ -162,12 +162,14 @@ describe('subscribe', () => {
       (n) => n >= 4,
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(r.log).toEqual([
+    // The first note's changes in the order they were made; the other note's once (order is
+    // promised per document).
+    expect(r.log.filter((e) => e !== 'notes.upsert third')).toEqual([
       'notes.upsert first',
       'notes.upsert second',
-      'notes.upsert third',
       `notes.remove ${note._id}`,
     ]);
+    expect(r.log.filter((e) => e === 'notes.upsert third')).toHaveLength(1);
     expect(net.seen.streams).toBe(2);
     expect(other._id).toBeDefined();
   });
@@ -192,7 +194,9 @@ describe('subscribe', () => {
       async () => r.log.length,
       (n) => n >= titles.length,
     );
-    expect(r.log).toEqual(titles.map((t) => `notes.upsert ${t}`));
+    // Each note once. (Order is promised per document; these are all different notes, and an
+    // event whose immediate try a poll took first may come a backoff later.)
+    expect([...r.log].sort()).toEqual(titles.map((t) => `notes.upsert ${t}`).sort());
     expect(r.errors).toEqual([]);
     // The stream was opened again on each fresh token: at least twice in 12.5 s of 5 s tokens.
     expect(net.seen.streams).toBeGreaterThanOrEqual(3);
