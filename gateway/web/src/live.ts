@@ -5,8 +5,9 @@
  * it hands each event to the others on a BroadcastChannel. When it closes, another tab takes the
  * lock and resumes after the last event id the others saw, so nothing falls between the two.
  *
- * The stream carries `posts` (public), and `notes` once someone is signed in (every tab shares the
- * session's cookie). A tab that signs in or out tells the leader, which opens the stream again.
+ * The stream carries `posts` (public), and `notes` while the leading tab is signed in (a tab
+ * that signs in elsewhere in the browser leads once it takes the lock, or after a reload). A tab
+ * that signs in or out tells the leader, which opens the stream again.
  */
 import type { Note, Post, SubscriptionStatus } from '@content-service/client';
 import { api } from './api';
@@ -52,16 +53,9 @@ function publish(message: Message): void {
   channel?.postMessage(message);
 }
 
-/** Counts the streams opened: a call that a later one overtook while it waited opens none. */
-let opening = 0;
-
-async function open(): Promise<void> {
-  const mine = ++opening;
+/** (Re)opens the stream for this tab's session as it is now; it never resumes one itself. */
+function open(): void {
   stop?.();
-  stop = undefined;
-  // This tab may not hold the session another tab just began: its cookie gives it one.
-  if (!currentSession()) await api.resume().catch(() => undefined);
-  if (mine !== opening) return;
   const event = (e: LiveEvent) => publish({ type: 'event', event: e });
   stop = api.subscribe(
     currentSession() ? ['posts', 'notes'] : ['posts'],
@@ -84,7 +78,7 @@ async function open(): Promise<void> {
 
 function lead(): void {
   leading = true;
-  void open();
+  open();
 }
 
 /** Starts following: this tab leads, or listens to the one that does. */
@@ -92,7 +86,7 @@ export function startLive(): void {
   if (channel) {
     channel.onmessage = ({ data }: MessageEvent<Message>) => {
       if (data.type === 'session') {
-        if (leading) void open();
+        if (leading) open();
       } else if (data.type === 'hello') {
         if (leading) channel.postMessage({ type: 'status', status } satisfies Message);
       } else receive(data);
@@ -106,7 +100,7 @@ export function startLive(): void {
 
 /** This tab signed in or out: the stream follows (notes come only with a session). */
 export function sessionChanged(): void {
-  if (leading) void open();
+  if (leading) open();
   else channel?.postMessage({ type: 'session' } satisfies Message);
 }
 
