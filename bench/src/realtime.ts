@@ -14,9 +14,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { type RunningSystem, type SystemOptions, startSystem } from '@cs/devstack';
+import { type RunningSystem, startSystem } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
-import { interleave as interleaveRounds, runScript, summarize, type Variant } from './rounds';
+import { interleave as interleaveRounds, runScript, type ScenarioOptions, summarize, type Variant } from './rounds';
 import { rssMb } from './rss';
 import { pairedRatio, percentile, round } from './stats';
 
@@ -32,20 +32,7 @@ const POSTS_PER_S = 10;
 const PER_ADDRESS = 200;
 export const REALTIME_GOAL = { bytesPerStream: 20_000, deliveryP99Ms: 100, withStreams: 0.9 } as const;
 
-export interface RealtimeOptions {
-  dataDir: string;
-  mongoUrl: string;
-  storage: SystemOptions['storage'];
-  jwtSecret: string;
-  dbPrefix: string;
-  dist: string;
-  node: string;
-  rounds: number;
-  durationS: number;
-  connections: number;
-  own(stoppable: { stop(): Promise<unknown> }): void;
-  log(line: string): void;
-}
+export type RealtimeOptions = ScenarioOptions;
 
 export interface RealtimeReport {
   idle: { streams: number; gatewayKbPerStream: number; realtimeKbPerStream: number; kbPerStream: number };

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import type { SystemOptions } from '@cs/devstack';
 import type { LoadResult } from './load';
 import { median } from './stats';
 
@@ -56,4 +57,20 @@ export function summarize(rs: LoadResult[]): LoadSummary {
     failures: rs.reduce((n, x) => n + (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0), 0),
     rounds: rs.map((x) => Math.round(x.rps)),
   };
+}
+
+/** What a scenario run on systems of its own (sessions, realtime) is given by the run. */
+export interface ScenarioOptions {
+  dataDir: string;
+  mongoUrl: string;
+  storage: SystemOptions['storage'];
+  jwtSecret: string;
+  dbPrefix: string;
+  dist: string;
+  node: string;
+  rounds: number;
+  durationS: number;
+  connections: number;
+  own(stoppable: { stop(): Promise<unknown> }): void;
+  log(line: string): void;
 }

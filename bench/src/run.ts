@@ -37,7 +37,14 @@ import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import type { LoadResult, LoadSpec } from './load';
 import { type RealtimeReport, realtimeRows, runRealtime } from './realtime';
-import { interleave as interleaveRounds, type LoadSummary, runScript, summarize, type Variant } from './rounds';
+import {
+  interleave as interleaveRounds,
+  type LoadSummary,
+  runScript,
+  type ScenarioOptions,
+  summarize,
+  type Variant,
+} from './rounds';
 import { memoryOf, processTree, rssMb } from './rss';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
@@ -132,38 +139,24 @@ async function main(): Promise<void> {
         own: (system) => owned.push(system),
         log: (line) => process.stdout.write(`${line}\n`),
       });
+    /** What scenarios 12 and 13, each on systems of its own, share. */
+    const onItsOwnSystem = (name: string): Omit<ScenarioOptions, 'dbPrefix'> => ({
+      dataDir: join(dataDir, name),
+      mongoUrl: mongo?.url ?? '',
+      storage: { endpoint: storage?.url ?? '', ...S3 },
+      jwtSecret: SECRET,
+      dist: DIST,
+      node: NODE,
+      rounds: ROUNDS,
+      durationS: DURATION_S,
+      connections: 10,
+      own: (system) => owned.push(system),
+      log: (line) => process.stdout.write(`${line}\n`),
+    });
     // 12. Sessions: refresh against create, and reads with a revocation list against none.
-    const sessionsScenario = () =>
-      runSessions({
-        dataDir: join(dataDir, 'sessions'),
-        mongoUrl: mongo?.url ?? '',
-        storage: { endpoint: storage?.url ?? '', ...S3 },
-        jwtSecret: SECRET,
-        dbPrefix: `b${process.pid}_s`,
-        dist: DIST,
-        node: NODE,
-        rounds: ROUNDS,
-        durationS: DURATION_S,
-        connections: 10,
-        own: (system) => owned.push(system),
-        log: (line) => process.stdout.write(`${line}\n`),
-      });
+    const sessionsScenario = () => runSessions({ ...onItsOwnSystem('sessions'), dbPrefix: `b${process.pid}_s` });
     // 13. Live updates: idle streams, delivery, and reads and writes beside open streams.
-    const realtimeScenario = () =>
-      runRealtime({
-        dataDir: join(dataDir, 'realtime'),
-        mongoUrl: mongo?.url ?? '',
-        storage: { endpoint: storage?.url ?? '', ...S3 },
-        jwtSecret: SECRET,
-        dbPrefix: `b${process.pid}_r`,
-        dist: DIST,
-        node: NODE,
-        rounds: ROUNDS,
-        durationS: DURATION_S,
-        connections: 10,
-        own: (system) => owned.push(system),
-        log: (line) => process.stdout.write(`${line}\n`),
-      });
+    const realtimeScenario = () => runRealtime({ ...onItsOwnSystem('realtime'), dbPrefix: `b${process.pid}_r` });
     const machine = {
       cores: cpus().length,
       cpu: cpus()[0]?.model,

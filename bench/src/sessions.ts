@@ -12,9 +12,16 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type RunningSystem, type SystemOptions, startSystem } from '@cs/devstack';
+import { type RunningSystem, startSystem } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
-import { interleave as interleaveRounds, type LoadSummary, runScript, summarize, type Variant } from './rounds';
+import {
+  interleave as interleaveRounds,
+  type LoadSummary,
+  runScript,
+  type ScenarioOptions,
+  summarize,
+  type Variant,
+} from './rounds';
 import { pairedRatio, round } from './stats';
 
 export const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS ?? 10_000);
@@ -23,20 +30,7 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1_000);
 const SETUP_CONCURRENCY = 16;
 export const SESSIONS_GOAL = { refreshToCreate: 1, readsWithList: 0.97 } as const;
 
-export interface SessionsOptions {
-  dataDir: string;
-  mongoUrl: string;
-  storage: SystemOptions['storage'];
-  jwtSecret: string;
-  dbPrefix: string;
-  dist: string;
-  node: string;
-  rounds: number;
-  durationS: number;
-  connections: number;
-  own(stoppable: { stop(): Promise<unknown> }): void;
-  log(line: string): void;
-}
+export type SessionsOptions = ScenarioOptions;
 
 type Measured = LoadSummary;
 
