@@ -22,7 +22,7 @@ import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-pro
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** A limit per client IP, counted in `store` (Redis, shared by every gateway) or in this process. */
 function limiter(name: 'auth' | 'default', perWindow: number, windowMs: number, store?: Store) {
@@ -93,7 +93,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
   app.use(
     cors({
       origin: origins,
-      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Refresh-Token'],
       exposedHeaders: [
         'X-Request-Id',

@@ -4,18 +4,12 @@
  * anything else (the web client, the docs, unknown paths) is `other`. The hop's own troubles are
  * counted by upstream: retries, and the 502s and 504s the gateway answered itself.
  */
-import { openApiDocument } from '@cs/contract';
+import { openApiDocument, servedTemplates } from '@cs/contract';
 import { counter, httpRequestDuration, statusClass } from '@cs/telemetry';
 import type { NextFunction, Request, Response } from 'express';
 
-/** Literal paths before templated ones, so `/api/posts/my-posts` is not `/api/posts/{id}`. */
-const TEMPLATES = Object.keys(openApiDocument.paths)
-  .map((template) => ({
-    template,
-    params: (template.match(/\{/g) ?? []).length,
-    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-  }))
-  .sort((a, b) => a.params - b.params);
+/** The documented templates and their aliases (an alias is labelled as the route it serves). */
+const TEMPLATES = servedTemplates(Object.keys(openApiDocument.paths));
 
 export function routeTemplate(path: string): string {
   return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template ?? 'other';

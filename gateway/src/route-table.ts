@@ -44,10 +44,13 @@ export function resolveRoute(method: string, path: string): Route | undefined {
     const auth = OWN_ACCOUNT.test(path) && method !== 'OPTIONS' ? 'required' : 'none';
     return { upstream: 'identity', auth, limit: NO_PASSWORD.test(path) ? 'default' : 'auth' };
   }
+  // Display names, public: on the default limit, since a page of posts asks for its authors'.
+  if (under(path, '/api/users')) return { upstream: 'identity', auth: 'none', limit: 'default' };
   if (under(path, '/api/posts')) return { upstream: 'posts', auth: postsAuth(method, path), limit: 'default' };
   if (ATTACHMENT.test(path)) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (under(path, '/api/notes')) return { upstream: 'notes', auth: 'required', limit: 'default' };
   if (UPLOAD_URL.test(path) || MULTIPART.test(path)) return { upstream: 'files', auth: 'required', limit: 'default' };
+  if (path === '/api/upload-rules') return { upstream: 'files', auth: 'none', limit: 'default' };
   // A stream may name its caller by a ticket, which only realtime can redeem: a token, when sent,
   // must be valid; realtime answers 401 itself for a protected topic without a caller.
   if (under(path, '/api/realtime')) {

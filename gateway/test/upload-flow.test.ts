@@ -47,15 +47,21 @@ describe('a file attached to a note, as a client does it through the gateway', (
       .set(auth)
       .send({ title: 'Quarterly report', attachmentKey: link.body.key });
     expect(note.status).toBe(201);
+    // The note says what the key holds, as it was uploaded.
+    expect(note.body.attachment).toEqual({
+      filename: 'Report.final.PDF',
+      size: bytes.length,
+      contentType: 'application/pdf',
+    });
 
     const download = await http.get(`/notes/${note.body._id}/attachment`).set(auth);
     expect(download.status).toBe(200);
     expect(download.body.expiresIn).toBe(3600);
     const got = await fetch(download.body.url);
     expect(got.headers.get('content-type')).toBe('application/pdf');
-    // Saved, not rendered on storage's origin; named by the key, never by the uploader.
+    // Saved, not rendered on storage's origin, under the name it was uploaded with.
     expect(got.headers.get('content-disposition')).toBe(
-      `attachment; filename="${link.body.key.slice('uploads/'.length)}"`,
+      `attachment; filename="Report.final.PDF"; filename*=UTF-8''Report.final.PDF`,
     );
     // The link's own caching rule wins over the stored one: a private file in no shared cache.
     expect(got.headers.get('cache-control')).toBe('private, no-store');
@@ -63,6 +69,9 @@ describe('a file attached to a note, as a client does it through the gateway', (
     // Every JSON answer of this flow was one person's: none may be stored by a cache.
     for (const answer of [link, note, download]) expect(answer.headers['cache-control']).toBe('no-store');
 
+    // The file removed from the note: the note no longer names it, and its object goes.
+    const removed = await http.put(`/api/notes/${note.body._id}`).set(auth).send({ attachmentKey: null }).expect(200);
+    expect(removed.body).toMatchObject({ attachmentKey: null, attachment: null });
     await http.delete(`/api/notes/${note.body._id}`).set(auth).expect(204);
     await eventually(
       "the deleted note's object removed from storage",

@@ -16,7 +16,7 @@ import {
   type Topic,
   type TopicDocuments,
 } from './subscribe.js';
-import { type UploadOptions, type UploadTask, uploader } from './upload.js';
+import { type UnfinishedUpload, type UploadOptions, type UploadTask, uploader } from './upload.js';
 
 type Schemas = components['schemas'];
 export type Post = Schemas['Post'];
@@ -233,16 +233,20 @@ export function createContentClient(options: ClientOptions = {}) {
     return next ? { items, next } : { items };
   }
 
-  const signIn = async (path: '/api/auth/register' | '/api/auth/login', email: string, password: string) =>
-    keep(email, await run(() => raw.POST(path, { body: { email, password }, headers: modeHeaders })));
+  const signIn = async (
+    path: '/api/auth/register' | '/api/auth/login',
+    body: { email: string; password: string; displayName?: string },
+  ) => keep(body.email, await run(() => raw.POST(path, { body, headers: modeHeaders })));
 
   const client = {
     /** The openapi-fetch client itself, typed, with the session and errors middleware. */
     raw,
     /** The signed-in person, if any. */
     session: (): Session | undefined => store.load(),
-    register: (email: string, password: string) => signIn('/api/auth/register', email, password),
-    login: (email: string, password: string) => signIn('/api/auth/login', email, password),
+    /** A new account (with the name others see on its posts, if given), signed in. */
+    register: (email: string, password: string, profile: { displayName?: string } = {}) =>
+      signIn('/api/auth/register', { email, password, ...profile }),
+    login: (email: string, password: string) => signIn('/api/auth/login', { email, password }),
     /**
      * In cookie mode, the session this browser already has (after a reload, or in a new tab): a
      * fresh access token from the cookie, and the account's address. Undefined when there is
@@ -296,6 +300,8 @@ export function createContentClient(options: ClientOptions = {}) {
     account: {
       /** The signed-in person's account. */
       me: () => run(() => raw.GET('/api/auth/me')),
+      /** Sets the name others see on the person's posts; null removes it. */
+      setDisplayName: (displayName: string | null) => run(() => raw.PATCH('/api/auth/me', { body: { displayName } })),
       /** Sets a new password: every other session ends, and this one goes on with the new pair. */
       changePassword: async (currentPassword: string, newPassword: string) => {
         const pair = await run(() =>
@@ -314,6 +320,21 @@ export function createContentClient(options: ClientOptions = {}) {
       /** Sets the password with the token from the e-mail's link; then log in with it. */
       confirmPasswordReset: (token: string, newPassword: string) =>
         run(() => raw.POST('/api/auth/password-reset/confirm', { body: { token, newPassword } })).then(() => undefined),
+    },
+
+    users: {
+      /** The display names of the accounts `ids` (up to 50 a call), by id; unknown ids are left out. */
+      names: async (ids: readonly string[]): Promise<Map<string, string | null>> => {
+        const distinct = [...new Set(ids)];
+        const names = new Map<string, string | null>();
+        for (let from = 0; from < distinct.length; from += 50) {
+          const found = await run(() =>
+            raw.GET('/api/users', { params: { query: { ids: distinct.slice(from, from + 50).join(',') } } }),
+          );
+          for (const user of found) names.set(user._id, user.displayName);
+        }
+        return names;
+      },
     },
 
     posts: {
@@ -337,6 +358,9 @@ export function createContentClient(options: ClientOptions = {}) {
       update: (id: string, changes: PostChanges) =>
         run(() => raw.PUT('/api/posts/{id}', { params: { path: { id } }, body: changes })),
       remove: (id: string) => run(() => raw.DELETE('/api/posts/{id}', { params: { path: { id } } })),
+      /** Replaces the post's tags, all at once (`update` cannot change them). */
+      setTags: (id: string, tags: string[]) =>
+        run(() => raw.PUT('/api/posts/{id}/tags', { params: { path: { id } }, body: { tags } })),
     },
 
     notes: {
@@ -361,12 +385,12 @@ export function createContentClient(options: ClientOptions = {}) {
       attach: (id: string, key: string) =>
         run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: { attachmentKey: key } })),
       /** A signed download link for the note's file (valid for an hour). */
-      downloadLink: (id: string) => run(() => raw.GET('/api/notes/{id}/attachment', { params: { path: { id } } })),
+      downloadLink: (id: string) => run(() => raw.GET('/notes/{id}/attachment', { params: { path: { id } } })),
     },
   };
 
   const files = uploader({
-    link: (body) => run(() => raw.POST('/api/upload-url', { body })),
+    link: (body) => run(() => raw.POST('/upload-url', { body })),
     createMultipart: (body) => run(() => raw.POST('/api/multipart-uploads', { body })),
     status: (uploadId) => run(() => raw.GET('/api/multipart-uploads/{uploadId}', { params: { path: { uploadId } } })),
     signParts: (uploadId, partNumbers) =>
@@ -420,6 +444,8 @@ export function createContentClient(options: ClientOptions = {}) {
         handlers,
         subscribeOptions,
       ),
+    /** What an upload may be: the allowed media types and the size limits (public). */
+    uploadRules: () => run(() => raw.GET('/api/upload-rules')),
     /**
      * Sends a file straight to storage and gives its key: one signed PUT, or parts (4 at a time,
      * retried, resumable) above `multipartFrom` bytes. `onProgress` counts bytes; `signal` aborts.
@@ -427,6 +453,10 @@ export function createContentClient(options: ClientOptions = {}) {
     upload: (file: Blob, uploadOptions: UploadOptions = {}): Promise<string> => files.start(file, uploadOptions).done,
     /** The same, with pause and resume. */
     startUpload: (file: Blob, uploadOptions: UploadOptions = {}): UploadTask => files.start(file, uploadOptions),
+    /** Large uploads the signed-in person began in this browser and did not finish: choosing the same file resumes one. */
+    unfinishedUploads: (): UnfinishedUpload[] => files.unfinished(),
+    /** Gives up an unfinished upload: storage drops its parts. */
+    discardUpload: (uploadId: string): Promise<void> => files.discard(uploadId),
   };
 }
 

@@ -34,4 +34,4 @@ export type {
   TopicDocuments,
   TopicHandlers,
 } from './subscribe.js';
-export { MULTIPART_FROM, type UploadOptions, type UploadTask } from './upload.js';
+export { MULTIPART_FROM, type UnfinishedUpload, type UploadOptions, type UploadTask } from './upload.js';

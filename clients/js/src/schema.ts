@@ -12,7 +12,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account; returns its first session: the access token, a refresh token and the access token’s lifetime. */
+        /**
+         * Register an account and start its first session
+         * @description Create an account; returns its first session: the access token, a refresh token and the access token’s lifetime.
+         */
         post: operations["register"];
         delete?: never;
         options?: never;
@@ -29,7 +32,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second. */
+        /**
+         * Log in and start a session
+         * @description Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -46,7 +52,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The next pair of a session, for its refresh token, which is then spent. The same token presented again within 10 s answers the same pair (two tabs, a retried request); after that it counts as stolen: 401, and the session ends. An unknown, spent, expired or ended one is 401. A session ends 14 days after its last refresh and 90 days after its login. */
+        /**
+         * Renew a session with its refresh token
+         * @description The next pair of a session, for its refresh token, which is then spent. The same token presented again within 10 s answers the same pair (two tabs, a retried request); after that it counts as stolen: 401, and the session ends. An unknown, spent, expired or ended one is 401. A session ends 14 days after its last refresh and 90 days after its login.
+         */
         post: operations["refresh"];
         delete?: never;
         options?: never;
@@ -63,7 +72,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live. */
+        /**
+         * Log out: end the session of a refresh token
+         * @description End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live.
+         */
         post: operations["logout"];
         delete?: never;
         options?: never;
@@ -78,11 +90,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s live sessions, newest first. */
+        /** List the caller’s live sessions, newest first */
         get: operations["listSessions"];
         put?: never;
         post?: never;
-        /** Log out everywhere: every session of the caller ends. */
+        /** Log out everywhere: end every session of the caller */
         delete: operations["endAllSessions"];
         options?: never;
         head?: never;
@@ -99,7 +111,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** End one of the caller’s sessions. Another user’s session is the same 404 as an unknown one. */
+        /**
+         * End one of the caller’s sessions
+         * @description Another user’s session is the same 404 as an unknown one.
+         */
         delete: operations["endSession"];
         options?: never;
         head?: never;
@@ -113,8 +128,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s account. */
+        /** Get the caller’s account */
         get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set, change or clear (null) the caller’s display name */
+        patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/api/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the display names of up to 50 accounts at once */
+        get: operations["users"];
         put?: never;
         post?: never;
         delete?: never;
@@ -131,7 +164,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before stay valid until they expire (the contract’s rule 7). A wrong current password is 401 and counts toward the failed-login throttle. */
+        /**
+         * Change the caller’s password, given the current one
+         * @description Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before stay valid until they expire (the contract’s rule 7). A wrong current password is 401 and counts toward the failed-login throttle.
+         */
         put: operations["changePassword"];
         post?: never;
         delete?: never;
@@ -150,7 +186,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete the caller’s account, given its password. 204 once it is gone from identity; its posts, notes and files are deleted in every service right after. Writes with a token of a deleted account get 401. */
+        /**
+         * Delete the caller’s account and everything it owns
+         * @description Delete the caller’s account, given its password. 204 once it is gone from identity; its posts, notes and files are deleted in every service right after. Writes with a token of a deleted account get 401.
+         */
         delete: operations["deleteAccount"];
         options?: never;
         head?: never;
@@ -166,7 +205,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** E-mail a single-use link to set a new password. The same 202, in the same time, whether or not the address has an account; 429 after 3 requests for one address in an hour; 503 when the server sends no e-mail. */
+        /**
+         * E-mail a single-use link to set a new password
+         * @description The same 202, in the same time, whether or not the address has an account; 429 after 3 requests for one address in an hour; 503 when the server sends no e-mail.
+         */
         post: operations["requestPasswordReset"];
         delete?: never;
         options?: never;
@@ -183,7 +225,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password with the token from the e-mail. A token works once, until it expires or a newer one is sent; any other is 400 with one message. */
+        /**
+         * Set a new password with the token from the e-mail
+         * @description A token works once, until it expires or a newer one is sent; any other is 400 with one message. Every session of the account ends.
+         */
         post: operations["confirmPasswordReset"];
         delete?: never;
         options?: never;
@@ -198,10 +243,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Published posts, newest first, paginated, optionally by tag. */
+        /**
+         * List published posts, newest first
+         * @description Paginated (`page`, `limit`), optionally by tag.
+         */
         get: operations["listPosts"];
         put?: never;
-        /** Create a post (a draft) owned by the caller. */
+        /** Create a post (a draft) owned by the caller */
         post: operations["createPost"];
         delete?: never;
         options?: never;
@@ -216,7 +264,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s posts of both statuses, newest first: all of them, up to 100; past that, the rest through the Link header. */
+        /**
+         * List the caller’s posts of both statuses, newest first
+         * @description All of them, up to 100; past that, the rest through the Link header.
+         */
         get: operations["myPosts"];
         put?: never;
         post?: never;
@@ -233,13 +284,39 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A post; a draft only to its author. */
+        /**
+         * Get a post
+         * @description A draft only to its author.
+         */
         get: operations["getPost"];
-        /** Change title, body or status of the caller’s post. */
+        /** Change the title, body or status of the caller’s post */
         put: operations["updatePost"];
         post?: never;
-        /** Delete the caller’s post; 204 whether or not one was deleted. */
+        /**
+         * Delete the caller’s post
+         * @description 204 whether or not one was deleted.
+         */
         delete: operations["deletePost"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/posts/{id}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the tags of the caller’s post
+         * @description All of them at once; `[]` removes every one. Not the contract’s PUT, which ignores tags. A published post that leaves a tag is a `posts.remove` to the live subscribers of that tag.
+         */
+        put: operations["setPostTags"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -252,10 +329,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s notes, newest first, a page at a time (the next page through the Link header). */
+        /**
+         * List the caller’s notes, newest first
+         * @description A page at a time (the next page through the Link header).
+         */
         get: operations["listNotes"];
         put?: never;
-        /** Create a note; an attachmentKey must be an upload of the caller’s. */
+        /**
+         * Create a note
+         * @description An `attachmentKey` must be an upload of the caller’s.
+         */
         post: operations["createNote"];
         delete?: never;
         options?: never;
@@ -270,12 +353,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the caller’s notes. */
+        /** Get one of the caller’s notes */
         get: operations["getNote"];
-        /** Change title, body or attachmentKey; a replaced attachment is deleted. */
+        /**
+         * Change the title, body or attachmentKey of a note
+         * @description A replaced attachment is deleted.
+         */
         put: operations["updateNote"];
         post?: never;
-        /** Delete one of the caller’s notes and, right after, its attachment; 204 whether or not one was deleted. */
+        /**
+         * Delete one of the caller’s notes and its attachment
+         * @description The attachment goes right after the note; 204 whether or not one was deleted.
+         */
         delete: operations["deleteNote"];
         options?: never;
         head?: never;
@@ -289,7 +378,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A signed download link (GET, 3600 s) for the note’s attachment. */
+        /**
+         * Get a download link for the note’s attachment
+         * @description A signed download link (GET, 3600 s) for the note’s attachment.
+         *
+         *     Also served at `/api/notes/{id}/attachment`.
+         */
         get: operations["noteAttachment"];
         put?: never;
         post?: never;
@@ -299,15 +393,18 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/notes/{id}/attachment": {
+    "/api/upload-rules": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** A signed download link (GET, 3600 s) for the note’s attachment. */
-        get: operations["noteAttachmentApi"];
+        /**
+         * Get the rules an upload must meet
+         * @description The allowed media types and the size limits.
+         */
+        get: operations["uploadRules"];
         put?: never;
         post?: never;
         delete?: never;
@@ -325,94 +422,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A signed link for one PUT of a file straight to storage, valid for 300 s. */
+        /**
+         * Get a signed link to upload one file with one PUT
+         * @description A signed link for one PUT of a file straight to storage, valid for 300 s.
+         *
+         *     Also served at `/api/upload-url`.
+         */
         post: operations["uploadUrl"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/upload-url": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A signed link for one PUT of a file straight to storage, valid for 300 s. */
-        post: operations["uploadUrlApi"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/multipart-uploads": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start a file in parts (straight to storage). The answer says the part size to use and how many parts there are. */
-        post: operations["createMultipartUpload"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/multipart-uploads/{uploadId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The upload and the parts storage already holds, to resume. */
-        get: operations["getMultipartUpload"];
-        put?: never;
-        post?: never;
-        /** Abort the upload; storage keeps none of its parts. 409 once it is attached to a note. */
-        delete: operations["abortMultipartUpload"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/multipart-uploads/{uploadId}/part-urls": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Signed PUT links for parts, each with its exact Content-Length signed in (valid 300 s). */
-        post: operations["signUploadParts"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/multipart-uploads/{uploadId}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Join the parts, once storage holds exactly parts 1…partCount of their lengths; then attach the key to a note. */
-        post: operations["completeMultipartUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -428,8 +444,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a file in parts (straight to storage). The answer says the part size to use and how many parts there are. */
-        post: operations["createMultipartUploadApi"];
+        /**
+         * Start uploading a large file in parts
+         * @description Start a file in parts (straight to storage). The answer says the part size to use and how many parts there are.
+         *
+         *     Also served at `/multipart-uploads`.
+         */
+        post: operations["createMultipartUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -443,12 +464,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The upload and the parts storage already holds, to resume. */
-        get: operations["getMultipartUploadApi"];
+        /**
+         * Get a multipart upload and the parts storage holds
+         * @description The upload and the parts storage already holds, to resume.
+         *
+         *     Also served at `/multipart-uploads/{uploadId}`.
+         */
+        get: operations["getMultipartUpload"];
         put?: never;
         post?: never;
-        /** Abort the upload; storage keeps none of its parts. 409 once it is attached to a note. */
-        delete: operations["abortMultipartUploadApi"];
+        /**
+         * Abort a multipart upload
+         * @description Storage keeps none of its parts. 409 once it is attached to a note.
+         *
+         *     Also served at `/multipart-uploads/{uploadId}`.
+         */
+        delete: operations["abortMultipartUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -463,8 +494,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Signed PUT links for parts, each with its exact Content-Length signed in (valid 300 s). */
-        post: operations["signUploadPartsApi"];
+        /**
+         * Get signed PUT links for parts of an upload
+         * @description Each with its exact Content-Length signed in (valid 300 s).
+         *
+         *     Also served at `/multipart-uploads/{uploadId}/part-urls`.
+         */
+        post: operations["signUploadParts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -480,8 +516,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Join the parts, once storage holds exactly parts 1…partCount of their lengths; then attach the key to a note. */
-        post: operations["completeMultipartUploadApi"];
+        /**
+         * Join the parts of an upload into one file
+         * @description Once storage holds exactly parts 1…partCount of their lengths; then attach the key to a note.
+         *
+         *     Also served at `/multipart-uploads/{uploadId}/complete`.
+         */
+        post: operations["completeMultipartUpload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -495,7 +536,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`. */
+        /**
+         * Stream the changes of posts and notes (Server-Sent Events)
+         * @description A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`.
+         */
         get: operations["subscribe"];
         put?: never;
         post?: never;
@@ -514,7 +558,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): single use, valid 30 s. For `EventSource`; a fetch-based client sends its Bearer token instead. */
+        /**
+         * Get a single-use ticket for one event stream
+         * @description A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): single use, valid 30 s. For `EventSource`; a fetch-based client sends its Bearer token instead.
+         */
         post: operations["createRealtimeTicket"];
         delete?: never;
         options?: never;
@@ -529,7 +576,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The gateway process is up. */
+        /** Check that the gateway process is up */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -546,7 +593,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every service, and their databases and storage, answers. */
+        /**
+         * Check that every service and its dependencies answer
+         * @description Every service, and their databases and storage, answers (200), or one does not (503).
+         */
         get: operations["ready"];
         put?: never;
         post?: never;
@@ -565,6 +615,8 @@ export interface components {
             email: string;
             /** @description At least 8 characters and at most 72 bytes of UTF-8 (72 characters only when all are ASCII). */
             password: string;
+            /** @description The name others see on the account's posts: 1 to 50 characters once trimmed (it is stored trimmed), with no control or formatting characters. Not unique. */
+            displayName?: string;
         };
         Login: {
             /** @description Trimmed and lowercased before use. */
@@ -605,6 +657,10 @@ export interface components {
             title?: string;
             body?: string;
         };
+        PostTags: {
+            /** @description At most 10 tags of 1 to 40 letters, digits or hyphens; lowercased, duplicates dropped. */
+            tags: string[];
+        };
         CreateNote: {
             title: string;
             body?: string;
@@ -620,22 +676,42 @@ export interface components {
         UploadRequest: {
             /** @description A media type on the allowlist (UPLOAD_ALLOWED_TYPES). */
             contentType: string;
-            /** @description Only its extension is used. */
+            /** @description The file’s name: the download saves it under this name (its last path segment, without control characters, cut to 255 bytes of UTF-8), and the key takes its extension. */
             filename: string;
             /** @description The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length. */
             size?: number;
         };
+        UploadRules: {
+            /** @description The media types an upload may have (UPLOAD_ALLOWED_TYPES): `contentType` must be one of them. */
+            allowedTypes: string[];
+            /** @description The largest file sent in one PUT (`/upload-url`). */
+            maxBytes: number;
+            /** @description The largest file sent in parts (`/multipart-uploads`). */
+            maxBytesMultipart: number;
+        };
+        UpdateMe: {
+            displayName: string | null;
+        };
+        PublicUsers: {
+            _id: string;
+            displayName: string | null;
+        }[];
         /** @description A large file in parts: `size` is required, since the parts are cut from it. */
         MultipartRequest: {
             /** @description A media type on the allowlist (UPLOAD_ALLOWED_TYPES). */
             contentType: string;
-            /** @description Only its extension is used. */
+            /** @description The file’s name: the download saves it under this name (its last path segment, without control characters, cut to 255 bytes of UTF-8), and the key takes its extension. */
             filename: string;
             /** @description The file’s exact length in bytes, at most the upload limit (UPLOAD_MAX_BYTES for one PUT, UPLOAD_MAX_BYTES_MULTIPART in parts). Signed into the links: storage takes no other length. */
             size: number;
         };
         Error: {
             error: string;
+            /** @description On a request body that broke rules: every field’s failure, one entry a field (`error` is the first). */
+            errors?: {
+                field: string;
+                message: string;
+            }[];
         };
         ValidationErrors: {
             errors: {
@@ -686,6 +762,8 @@ export interface components {
         Me: {
             _id: string;
             email: string;
+            /** @description The name others see; null when none was given. */
+            displayName: string | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -714,6 +792,12 @@ export interface components {
             title: string;
             body: string;
             attachmentKey: string | null;
+            /** @description The file `attachmentKey` holds, as it was uploaded: its name (the upload request’s `filename`, made safe: its last path segment, without control characters, at most 255 bytes of UTF-8), its size in bytes and its media type. The download link saves it under that name. Null without an attachment, and on notes whose attachment was claimed before names were kept. */
+            attachment: {
+                filename: string;
+                size: number;
+                contentType: string;
+            } | null;
             /** @description Present when the files service removed the note’s attachment: its object broke an upload rule after the claim (replaced through a link without `size` by one over the limit or of another type). */
             attachmentRemoved?: {
                 key: string;
@@ -744,6 +828,8 @@ export interface components {
                 "x-amz-meta-owner"?: string;
                 /** @description Signed in: the declared size. */
                 "x-amz-meta-size"?: string;
+                /** @description Signed in: the name the file is downloaded under, percent-encoded (S3 metadata is ASCII). */
+                "x-amz-meta-filename"?: string;
             };
             expiresIn: number;
         };
@@ -936,6 +1022,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "displayName": "Ada"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -972,6 +1065,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Login"];
             };
         };
@@ -1009,6 +1108,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "refreshToken": "<refreshToken>"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RefreshToken"];
             };
         };
@@ -1046,6 +1150,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "refreshToken": "<refreshToken>"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Logout"];
             };
         };
@@ -1123,7 +1232,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The session’s id, as the list gives it. */
+                /**
+                 * @description The session’s id, as the list gives it.
+                 * @example <sessionId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1173,6 +1285,76 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "displayName": "Ada Lovelace"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateMe"];
+            };
+        };
+        responses: {
+            /** @description The account, as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    users: {
+        parameters: {
+            query: {
+                /**
+                 * @description Account ids (a post’s `authorId`), comma-separated, 1 to 50. Unknown ids are left out of the answer; 400 when one is not an id.
+                 * @example <userId>
+                 */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each known account’s id and display name (null when it has none); never an address. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicUsers"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     changePassword: {
         parameters: {
             query?: never;
@@ -1185,6 +1367,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct horse battery staple",
+                 *       "newPassword": "a new passphrase, 2nd"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ChangePassword"];
             };
         };
@@ -1219,6 +1407,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DeleteAccount"];
             };
         };
@@ -1250,6 +1443,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PasswordResetRequest"];
             };
         };
@@ -1282,6 +1480,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "<resetToken>",
+                 *       "newPassword": "correct horse battery staple"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PasswordResetConfirm"];
             };
         };
@@ -1361,6 +1565,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Hello, world",
+                 *       "body": "My first post, written from the API reference.",
+                 *       "tags": [
+                 *         "hello"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreatePost"];
             };
         };
@@ -1427,7 +1640,10 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description The post’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The post’s record identifier (24 hex digits; anything else is 400).
+                 * @example <postId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1471,13 +1687,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The post’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The post’s record identifier (24 hex digits; anything else is 400).
+                 * @example <postId>
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "published"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdatePost"];
             };
         };
@@ -1509,7 +1733,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The post’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The post’s record identifier (24 hex digits; anything else is 400).
+                 * @example <postId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1526,6 +1753,55 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    setPostTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The post’s record identifier (24 hex digits; anything else is 400).
+                 * @example <postId>
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tags": [
+                 *         "intro",
+                 *         "travel"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostTags"];
+            };
+        };
+        responses: {
+            /** @description The updated post. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];
@@ -1576,6 +1852,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Shopping list",
+                 *       "body": "Eggs, flour, milk.",
+                 *       "attachmentKey": "<uploadKey>"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateNote"];
             };
         };
@@ -1605,7 +1888,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The note’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The note’s record identifier (24 hex digits; anything else is 400).
+                 * @example <noteId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1636,13 +1922,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The note’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The note’s record identifier (24 hex digits; anything else is 400).
+                 * @example <noteId>
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Eggs, flour, milk, butter."
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateNote"];
             };
         };
@@ -1674,7 +1968,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The note’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The note’s record identifier (24 hex digits; anything else is 400).
+                 * @example <noteId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1704,7 +2001,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The note’s record identifier (24 hex digits; anything else is 400). */
+                /**
+                 * @description The note’s record identifier (24 hex digits; anything else is 400).
+                 * @example <noteId>
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1730,30 +2030,24 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
-    noteAttachmentApi: {
+    uploadRules: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description The note’s record identifier (24 hex digits; anything else is 400). */
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The link. */
+            /** @description The rules every upload link is issued under. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DownloadLink"];
+                    "application/json": components["schemas"]["UploadRules"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];
@@ -1770,39 +2064,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UploadRequest"];
-            };
-        };
-        responses: {
-            /** @description The link, the key, and the exact headers to send with the PUT. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadLink"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    uploadUrlApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
+                /**
+                 * @example {
+                 *       "contentType": "text/plain",
+                 *       "filename": "shopping-list.txt",
+                 *       "size": 12
+                 *     }
+                 */
                 "application/json": components["schemas"]["UploadRequest"];
             };
         };
@@ -1836,6 +2104,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "contentType": "application/zip",
+                 *       "filename": "photos.zip",
+                 *       "size": 6291456
+                 *     }
+                 */
                 "application/json": components["schemas"]["MultipartRequest"];
             };
         };
@@ -1865,7 +2140,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
+                /**
+                 * @description The id create answered (a UUID); another user’s is the same 404 as an unknown one.
+                 * @example <uploadId>
+                 */
                 uploadId: string;
             };
             cookie?: never;
@@ -1895,7 +2173,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
+                /**
+                 * @description The id create answered (a UUID); another user’s is the same 404 as an unknown one.
+                 * @example <uploadId>
+                 */
                 uploadId: string;
             };
             cookie?: never;
@@ -1924,13 +2205,23 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
+                /**
+                 * @description The id create answered (a UUID); another user’s is the same 404 as an unknown one.
+                 * @example <uploadId>
+                 */
                 uploadId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "partNumbers": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["PartNumbers"];
             };
         };
@@ -1962,168 +2253,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The object’s key and size. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompletedUpload"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    createMultipartUploadApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["MultipartRequest"];
-            };
-        };
-        responses: {
-            /** @description The upload. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MultipartUpload"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    getMultipartUploadApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The upload, with `parts`. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MultipartUpload"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    abortMultipartUploadApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Aborted (or already gone). */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    signUploadPartsApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PartNumbers"];
-            };
-        };
-        responses: {
-            /** @description A link per part. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PartLinks"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    completeMultipartUploadApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id create answered (a UUID); another user’s is the same 404 as an unknown one. */
+                /**
+                 * @description The id create answered (a UUID); another user’s is the same 404 as an unknown one.
+                 * @example <uploadId>
+                 */
                 uploadId: string;
             };
             cookie?: never;
@@ -2152,7 +2285,10 @@ export interface operations {
     subscribe: {
         parameters: {
             query: {
-                /** @description Comma-separated: `posts` (published posts; public), `my-posts` (the caller’s posts, drafts included) and `notes` (the caller’s notes). The last two need a caller: a Bearer token, or `ticket`. */
+                /**
+                 * @description Comma-separated: `posts` (published posts; public), `my-posts` (the caller’s posts, drafts included) and `notes` (the caller’s notes). The last two need a caller: a Bearer token, or `ticket`.
+                 * @example posts,my-posts,notes
+                 */
                 topics: string;
                 /** @description Only posts with this tag, on the `posts` topic. */
                 tag?: string;

@@ -2,9 +2,11 @@
  * Files straight to storage; the bytes never pass through the API.
  * - Up to `multipartFrom` bytes: one signed PUT with exactly the headers the API returned.
  * - Larger: a multipart upload. Parts go up several at a time through links signed with their
- *   length, a failed part is sent again after a backoff, and the upload can be paused and
- *   resumed. Its id is remembered (in localStorage when there is one) under the person, the
- *   file's name, size and date, so the same file started again sends only the missing parts.
+ *   length, a failed part is sent again after a backoff, and the upload can be paused (the parts
+ *   in flight finish; no other starts) and resumed. Its id is remembered (in localStorage when
+ *   there is one) under the person, the file's name, size and date, so the same file started
+ *   again, after a reload say, sends only the missing parts; `unfinished()` lists what is
+ *   remembered, so that a page can offer to resume it.
  * Browsers report upload progress only through XMLHttpRequest, so it is used where it exists;
  * elsewhere (Node) fetch sends each part, and progress counts whole parts.
  */
@@ -32,9 +34,17 @@ export interface UploadOptions {
 /** An upload under way: its key when `done`, and pause/resume while it runs. */
 export interface UploadTask {
   done: Promise<string>;
+  /** No part starts until `resume`; the parts in flight finish and are kept. */
   pause(): void;
   resume(): void;
   readonly paused: boolean;
+}
+
+/** A multipart upload begun in this browser and not finished: the same file, chosen again, resumes it. */
+export interface UnfinishedUpload {
+  uploadId: string;
+  filename: string;
+  size: number;
 }
 
 /** The API calls an upload needs (typed by the client that builds them). */
@@ -55,16 +65,16 @@ export const MULTIPART_FROM = 16 * MIB;
 const PART_TRIES = 5;
 const SIGN_BATCH = 8;
 
-/** Pause, resume and stop for the parts in flight. */
+/** Pause and resume between parts; stop, which aborts the parts in flight too. */
 class Control {
   paused = false;
   stopped = false;
   private waiters: (() => void)[] = [];
   private inFlight = new Set<() => void>();
 
+  /** The parts in flight go on: what they send is kept. */
   pause(): void {
     this.paused = true;
-    for (const abort of this.inFlight) abort();
   }
 
   resume(): void {
@@ -134,15 +144,37 @@ const refused = (status: number) =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const MEMO = 'content-service.upload:';
+
 /** Where unfinished multipart uploads are remembered: localStorage if there is one. */
-function resumeArea(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> {
-  if (typeof localStorage !== 'undefined') return localStorage;
+function resumeArea(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> & { keys(): string[] } {
+  if (typeof localStorage !== 'undefined') {
+    const area = localStorage;
+    return {
+      getItem: (k) => area.getItem(k),
+      setItem: (k, v) => area.setItem(k, v),
+      removeItem: (k) => area.removeItem(k),
+      keys: () => Array.from({ length: area.length }, (_, i) => area.key(i) ?? ''),
+    };
+  }
   const memory = new Map<string, string>();
   return {
     getItem: (k) => memory.get(k) ?? null,
     setItem: (k, v) => void memory.set(k, v),
     removeItem: (k) => void memory.delete(k),
+    keys: () => [...memory.keys()],
   };
+}
+
+/** A remembered upload: JSON, or (as first written) its bare id. */
+function recall(value: string | null): UnfinishedUpload | undefined {
+  if (!value) return undefined;
+  try {
+    const { uploadId, filename, size } = JSON.parse(value) as UnfinishedUpload;
+    return typeof uploadId === 'string' ? { uploadId, filename: String(filename), size: Number(size) } : undefined;
+  } catch {
+    return { uploadId: value, filename: '', size: 0 };
+  }
 }
 
 export function uploader(api: UploadApi) {
@@ -173,12 +205,12 @@ export function uploader(api: UploadApi) {
     known: { uploadId?: string; memo?: string },
   ) {
     const lastModified = (file as Partial<File>).lastModified ?? 0;
-    const memo = `content-service.upload:${api.who()}:${meta.filename}:${file.size}:${lastModified}`;
+    const memo = `${MEMO}${api.who()}:${meta.filename}:${file.size}:${lastModified}`;
     known.memo = memo;
     let upload: MultipartUpload | undefined;
-    const earlier = remembered.getItem(memo);
+    const earlier = recall(remembered.getItem(memo));
     if (earlier) {
-      upload = await api.status(earlier).catch((error: { status?: number }) => {
+      upload = await api.status(earlier.uploadId).catch((error: { status?: number }) => {
         // Gone (aborted, swept, or another person's): start again. Anything else is a failure.
         if (error.status !== 404) throw error;
         return undefined;
@@ -187,7 +219,7 @@ export function uploader(api: UploadApi) {
     }
     if (!upload) {
       upload = await api.createMultipart({ ...meta, size: file.size });
-      remembered.setItem(memo, upload.uploadId);
+      remembered.setItem(memo, JSON.stringify({ uploadId: upload.uploadId, filename: meta.filename, size: file.size }));
     }
     const { uploadId, partSize, partCount } = upload;
     known.uploadId = uploadId;
@@ -226,14 +258,9 @@ export function uploader(api: UploadApi) {
         });
         inFlight.delete(n);
         if (status >= 200 && status < 300) doneBytes += body.size;
-        // A part that failed or was paused takes its bytes back off the count.
+        // A part that failed takes its bytes back off the count.
         progress();
         if ((status >= 200 && status < 300) || control.stopped) return;
-        // Paused: the aborted part goes again on resume, without counting as a failure.
-        if (control.paused && status === 0) {
-          attempt -= 1;
-          continue;
-        }
         // 403: most likely an expired link; sign it again.
         if (status === 403) links.delete(n);
         if (attempt >= PART_TRIES) throw refused(status);
@@ -259,7 +286,32 @@ export function uploader(api: UploadApi) {
     return key;
   }
 
+  /** The remembered uploads of the signed-in person, each with its memo. */
+  function mine(): (UnfinishedUpload & { memo: string })[] {
+    const prefix = `${MEMO}${api.who()}:`;
+    return remembered
+      .keys()
+      .filter((memo) => memo.startsWith(prefix))
+      .flatMap((memo) => {
+        const upload = recall(remembered.getItem(memo));
+        return upload ? [{ ...upload, memo }] : [];
+      });
+  }
+
   return {
+    /** What the signed-in person began here and did not finish (nor cancel). */
+    unfinished(): UnfinishedUpload[] {
+      return mine().map(({ uploadId, filename, size }) => ({ uploadId, filename, size }));
+    },
+
+    /** Gives up an unfinished upload: storage drops its parts, and it is no longer offered. */
+    async discard(uploadId: string): Promise<void> {
+      for (const { memo } of mine().filter((u) => u.uploadId === uploadId)) remembered.removeItem(memo);
+      await api.abort(uploadId).catch((error: { status?: number }) => {
+        if (error.status !== 404) throw error;
+      });
+    },
+
     start(file: Blob, options: UploadOptions): UploadTask {
       const control = new Control();
       const meta = {

@@ -8,6 +8,7 @@ export * from './eventually';
 export * from './logs';
 export * from './mail';
 export * from './pass-through';
+export * from './refusal';
 export * from './request-rules';
 export * from './revocation-log';
 export * from './stream-reader';

@@ -5,6 +5,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from './openapi';
+import { servedTemplates } from './route-aliases';
 
 type Doc = typeof openApiDocument;
 type Operation = { responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }> };
@@ -26,14 +27,14 @@ interface Route {
   operations: Record<string, Operation>;
 }
 
+/** The document's routes, and their aliases (route-aliases.ts) as the routes they stand for. */
 function routesOf(doc: Doc): Route[] {
-  const routes = Object.entries(doc.paths).map(([template, operations]) => ({
+  const paths = doc.paths as unknown as Record<string, Record<string, Operation>>;
+  return servedTemplates(Object.keys(paths)).map(({ template, pattern }) => ({
     template,
-    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-    operations: operations as unknown as Record<string, Operation>,
+    pattern,
+    operations: paths[template] as Record<string, Operation>,
   }));
-  // Fixed paths first, so /api/posts/my-posts is never read as /api/posts/{id}.
-  return routes.sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
 }
 
 export function createConformanceChecker(doc: Doc = openApiDocument) {

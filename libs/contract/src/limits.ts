@@ -6,6 +6,10 @@
 
 export const LIMITS = {
   emailMax: 254,
+  /** A display name's length once trimmed, in characters. */
+  displayNameMax: 50,
+  /** The ids one `GET /api/users` may ask about. */
+  userIdsMax: 50,
   passwordMin: 8,
   /** bcrypt ignores everything after 72 bytes, so a longer password would silently be cut. */
   passwordMaxBytes: 72,
@@ -38,6 +42,15 @@ export const LIMITS = {
 
 /** A record identifier as the database writes it: 24 hex digits (either case). */
 export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
+/**
+ * Control and format characters (line breaks, bidirectional overrides, zero-width joiners and
+ * spaces, soft hyphens), and line and paragraph separators, as a regex class's contents. BMP
+ * ranges written out rather than `\p{…}`, which the validators of other languages do not all read.
+ */
+const CONTROL_OR_FORMAT =
+  '\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb';
+/** A display name: 1 to `LIMITS.displayNameMax` characters once trimmed, none a control or format character. */
+export const DISPLAY_NAME_PATTERN = `^\\s*[^\\s${CONTROL_OR_FORMAT}](?:[^${CONTROL_OR_FORMAT}]{0,${LIMITS.displayNameMax - 2}}[^\\s${CONTROL_OR_FORMAT}])?\\s*$`;
 /** A tag as a client may send it (any case: it is lowercased before use)... */
 export const TAG_PATTERN = `^[A-Za-z0-9-]{1,${LIMITS.tagMax}}$`;
 /** ...and as it is stored and answered. */

@@ -25,6 +25,8 @@ export const credentialMessages = {
   resetNotStrings: 'token and newPassword must be strings',
   refreshTokenRequired: 'refreshToken is required',
   refreshTokenNotString: 'refreshToken must be a string',
+  displayNameInvalid: `displayName must be 1 to ${LIMITS.displayNameMax} characters once trimmed, with no control or formatting characters`,
+  displayNameRequired: 'displayName is required: a name, or null to remove it',
 } as const;
 
 export const postMessages = {

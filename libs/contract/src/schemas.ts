@@ -21,6 +21,7 @@
  */
 import { messages as httpMessages } from '@cs/errors';
 import {
+  DISPLAY_NAME_PATTERN,
   EMAIL_PATTERN,
   LIMITS,
   NOT_BLANK_PATTERN,
@@ -87,6 +88,14 @@ const emailAddress = noNul('email', {
   'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
 });
 
+const displayName = noNul('displayName', {
+  type: 'string',
+  maxLength: 200,
+  pattern: DISPLAY_NAME_PATTERN,
+  description: `The name others see on the account's posts: 1 to ${LIMITS.displayNameMax} characters once trimmed (it is stored trimmed), with no control or formatting characters. Not unique.`,
+  'x-messages': credentialMessages.displayNameInvalid,
+});
+
 const PASSWORD_RULES = `at least ${LIMITS.passwordMin} characters and at most ${LIMITS.passwordMaxBytes} bytes of UTF-8 (${LIMITS.passwordMaxBytes} characters only when all are ASCII)`;
 
 const newPassword = noNul('password', {
@@ -112,8 +121,25 @@ export const credentialsSchema = {
       allOf: [{ type: 'string', pattern: NOT_BLANK_PATTERN, 'x-messages': credentialMessages.required }],
     },
     password: newPassword,
+    displayName,
   },
   ...answersError(credentialMessages.required, credentialMessages.notStrings),
+} as const;
+
+/** Change what others see of the account: its display name, or none (null). */
+export const updateMeSchema = {
+  type: 'object',
+  required: ['displayName'],
+  properties: {
+    displayName: {
+      anyOf: [displayName, { type: 'null' }],
+      'x-messages': {
+        required: credentialMessages.displayNameRequired,
+        default: credentialMessages.displayNameInvalid,
+      },
+    },
+  },
+  additionalProperties: false,
 } as const;
 
 /** Log in: any two strings. What cannot be an account is the same 401 as a wrong password. */
@@ -226,6 +252,22 @@ export const createPostSchema = {
   },
 } as const;
 
+/** A post's tags, all of them at once (the contract's PUT ignores tags): `[]` removes every one. */
+export const postTagsSchema = {
+  type: 'object',
+  required: ['tags'],
+  additionalProperties: false,
+  properties: {
+    tags: {
+      type: 'array',
+      maxItems: LIMITS.postTagsMax,
+      items: { type: 'string', pattern: TAG_PATTERN },
+      description: `At most ${LIMITS.postTagsMax} tags of 1 to ${LIMITS.tagMax} letters, digits or hyphens; lowercased, duplicates dropped.`,
+      'x-messages': postMessages.tagsInvalid,
+    },
+  },
+} as const;
+
 /** The contract's update: `400 {error}`, an unknown status before a text's rules. */
 export const updatePostSchema = {
   type: 'object',
@@ -297,7 +339,8 @@ const uploadProperties = {
     type: 'string',
     minLength: 1,
     maxLength: LIMITS.filenameMax,
-    description: 'Only its extension is used.',
+    description:
+      'The file’s name: the download saves it under this name (its last path segment, without control characters, cut to 255 bytes of UTF-8), and the key takes its extension.',
     'x-messages': { maxLength: fileMessages.filenameTooLong, default: fileMessages.contentTypeAndFilenameRequired },
   }),
   size: {
@@ -353,7 +396,20 @@ export const uploadKeyBodySchema = {
 export const errorSchema = {
   type: 'object',
   required: ['error'],
-  properties: { error: { type: 'string', minLength: 1 } },
+  properties: {
+    error: { type: 'string', minLength: 1 },
+    errors: {
+      description:
+        'On a request body that broke rules: every field’s failure, one entry a field (`error` is the first).',
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+  },
   additionalProperties: false,
 } as const;
 
@@ -423,13 +479,26 @@ export const sessionListSchema = { type: 'array', items: sessionSchema } as cons
 /** The caller's account. */
 export const meSchema = {
   type: 'object',
-  required: ['_id', 'email', 'createdAt'],
+  required: ['_id', 'email', 'displayName', 'createdAt'],
   properties: {
     _id: objectId,
     email: { type: 'string' },
+    displayName: { type: ['string', 'null'], description: 'The name others see; null when none was given.' },
     createdAt: timestamp,
   },
   additionalProperties: false,
+} as const;
+
+/** What anyone may know of an account: its id and display name, never its address. */
+export const publicUsersSchema = {
+  type: 'array',
+  maxItems: LIMITS.userIdsMax,
+  items: {
+    type: 'object',
+    required: ['_id', 'displayName'],
+    properties: { _id: objectId, displayName: { type: ['string', 'null'] } },
+    additionalProperties: false,
+  },
 } as const;
 
 export const acceptedSchema = {
@@ -470,12 +539,29 @@ export const postPageSchema = {
 
 export const noteSchema = {
   type: 'object',
-  required: ['_id', 'title', 'body', 'attachmentKey', 'authorId', 'createdAt', 'updatedAt'],
+  required: ['_id', 'title', 'body', 'attachmentKey', 'attachment', 'authorId', 'createdAt', 'updatedAt'],
   properties: {
     _id: objectId,
     title: { type: 'string' },
     body: { type: 'string' },
     attachmentKey: { anyOf: [{ type: 'string', pattern: UPLOAD_KEY_PATTERN }, { type: 'null' }] },
+    attachment: {
+      description:
+        'The file `attachmentKey` holds, as it was uploaded: its name (the upload request’s `filename`, made safe: its last path segment, without control characters, at most 255 bytes of UTF-8), its size in bytes and its media type. The download link saves it under that name. Null without an attachment, and on notes whose attachment was claimed before names were kept.',
+      anyOf: [
+        {
+          type: 'object',
+          required: ['filename', 'size', 'contentType'],
+          properties: {
+            filename: { type: 'string', minLength: 1 },
+            size: { type: 'integer', minimum: 0 },
+            contentType: { type: 'string' },
+          },
+          additionalProperties: false,
+        },
+        { type: 'null' },
+      ],
+    },
     attachmentRemoved: {
       type: 'object',
       description:
@@ -487,6 +573,25 @@ export const noteSchema = {
     authorId: objectId,
     createdAt: timestamp,
     updatedAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;
+
+export const uploadRulesSchema = {
+  type: 'object',
+  required: ['allowedTypes', 'maxBytes', 'maxBytesMultipart'],
+  properties: {
+    allowedTypes: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The media types an upload may have (UPLOAD_ALLOWED_TYPES): `contentType` must be one of them.',
+    },
+    maxBytes: { type: 'integer', minimum: 1, description: 'The largest file sent in one PUT (`/upload-url`).' },
+    maxBytesMultipart: {
+      type: 'integer',
+      minimum: 1,
+      description: 'The largest file sent in parts (`/multipart-uploads`).',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -510,6 +615,10 @@ export const uploadLinkSchema = {
         'If-None-Match': { const: '*', description: 'The link only creates the object: a second PUT gets 412.' },
         'x-amz-meta-owner': { type: 'string', description: 'Signed in: the object says whose it is.' },
         'x-amz-meta-size': { type: 'string', pattern: '^[1-9][0-9]*$', description: 'Signed in: the declared size.' },
+        'x-amz-meta-filename': {
+          type: 'string',
+          description: 'Signed in: the name the file is downloaded under, percent-encoded (S3 metadata is ASCII).',
+        },
       },
       additionalProperties: false,
     },

@@ -1,7 +1,8 @@
 /**
  * The one error type of the system. Throw it for every expected failure: the error middleware
  * writes `{error: message}` with its status, or `{errors}` when `details` is given (the
- * validation step). Anything that is not an HttpError is unexpected and becomes a generic 500.
+ * validation step), or both when `fields` is (a contract's `{error}`, with every field's failure
+ * beside it for a form to mark each field). Anything that is not an HttpError is unexpected and becomes a generic 500.
  *
  * `expose` follows koa: only 4xx messages are exposed by default; a 5xx message is shown only
  * when it was written for the client on purpose (the operation-specific messages of the contract).
@@ -15,6 +16,8 @@ export interface HttpErrorOptions {
   cause?: unknown;
   expose?: boolean;
   details?: ValidationEntry[];
+  /** Every field's failure, written beside the message as `errors`. */
+  fields?: ValidationEntry[];
   headers?: Record<string, string>;
 }
 
@@ -22,6 +25,7 @@ export class HttpError extends Error {
   readonly status: number;
   readonly expose: boolean;
   readonly details: ValidationEntry[] | undefined;
+  readonly fields: ValidationEntry[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
   constructor(status: number, message: string, options: HttpErrorOptions = {}) {
@@ -30,8 +34,14 @@ export class HttpError extends Error {
     this.status = status;
     this.expose = options.expose ?? status < 500;
     this.details = options.details;
+    this.fields = options.fields;
     this.headers = options.headers;
   }
+}
+
+/** A 400 (or `status`) about one field of the body: `{error, errors: [{field, message}]}`. */
+export function fieldError(field: string, message: string, status = 400): HttpError {
+  return new HttpError(status, message, { fields: [{ field, message }] });
 }
 
 export function isHttpError(err: unknown): err is HttpError {

@@ -25,6 +25,11 @@ export interface BusEvent {
   owner?: string;
   /** Labels a subscriber may filter on (a post's tags). */
   tags?: string[];
+  /**
+   * Only for subscribers that filter on one of `tags`: a post that left those tags, which the
+   * others (who see it still) must not be told is gone.
+   */
+  taggedOnly?: boolean;
   /** What the subscriber gets. */
   data: unknown;
 }

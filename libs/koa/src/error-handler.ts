@@ -37,7 +37,8 @@ export function toHttpError(err: unknown): HttpError {
 }
 
 /**
- * The one error middleware of an app: writes the contract's shapes, `{error}` or `{errors}`.
+ * The one error middleware of an app: writes the contract's shapes, `{error}` or `{errors}`, and
+ * `{error, errors}` for a contract's `{error}` answer to a body that broke several rules.
  * Only exposed messages reach the client; causes and stacks go to the log.
  */
 export function errorHandler({ logger }: { logger: Logger }): AppMiddleware {
@@ -54,7 +55,10 @@ export function errorHandler({ logger }: { logger: Logger }): AppMiddleware {
       for (const [name, value] of Object.entries(err.headers ?? {})) ctx.set(name, value);
       ctx.body = err.details
         ? { errors: err.details }
-        : { error: err.expose ? err.message : err.status === 503 ? messages.unavailable : messages.internal };
+        : {
+            error: err.expose ? err.message : err.status === 503 ? messages.unavailable : messages.internal,
+            ...(err.expose && err.fields && { errors: err.fields }),
+          };
     }
   };
 }

@@ -8,7 +8,8 @@
  *   wins; for a missing field, the field's own schema is asked before the object's.
  * - `x-error: {status}` on the root: the route answers `{error: message}` with that status and the
  *   first failure's message, rather than the validation step's `400 {errors: [{field, message}]}`
- *   (one entry a field). First are the failures whose message the root gives, in the order the
+ *   (one entry a field); the entries come beside it (`{error, errors}`), so that a form can mark
+ *   every field at once. First are the failures whose message the root gives, in the order the
  *   root writes them (`{required, type}`: a missing field before a wrong type); then the others,
  *   in the order of the schema's fields.
  * - `x-maxBytes` on a string: its largest length in bytes of UTF-8.
@@ -173,10 +174,15 @@ function compileRule(schema: SchemaObject): (data: unknown) => HttpError | undef
     const failures = (validate.errors ?? [])
       .map((error) => failureOf(schema, data, error))
       .sort((a, b) => (a.rank ?? Number.MAX_SAFE_INTEGER) - (b.rank ?? Number.MAX_SAFE_INTEGER));
-    if (answer) return new HttpError(answer.status, failures[0]?.message ?? 'Invalid request');
     const entries = new Map<string, ValidationEntry>();
     for (const { field, message } of failures) if (!entries.has(field)) entries.set(field, { field, message });
-    return new HttpError(400, 'Validation failed', { details: [...entries.values()] });
+    const fields = [...entries.values()];
+    if (answer) {
+      // A body's fields, each named; a path parameter's failure names none, and has none.
+      const named = fields.length > 0 && fields.every((f) => f.field !== '');
+      return new HttpError(answer.status, failures[0]?.message ?? 'Invalid request', named ? { fields } : {});
+    }
+    return new HttpError(400, 'Validation failed', { details: fields });
   };
 }
 

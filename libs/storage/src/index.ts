@@ -23,6 +23,9 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { HttpError, isUnavailable } from '@cs/errors';
 import { counter, histogram, metricsEnabled, startCallSpan, tracingOn } from '@cs/telemetry';
+import { attachmentDisposition } from './content-disposition';
+
+export { attachmentDisposition };
 
 export interface StorageSettings {
   /** Where this process reaches storage. */
@@ -440,7 +443,8 @@ export class ObjectStorage {
   /**
    * A download link. Storage answers it with `Content-Disposition: attachment`, so a browser
    * saves the file instead of rendering it on storage's origin (an uploaded HTML or SVG file
-   * never runs as a page). The file name is the key's last segment: ours, never the uploader's.
+   * never runs as a page), under `filename`: the uploader's name for it, made safe by the caller and
+   * encoded for the header by content-disposition.ts.
    * `Cache-Control` is ours too: an uploader may have stored one with the object (a year of
    * public caching, say), and a private file must stay out of shared caches.
    *
@@ -450,12 +454,14 @@ export class ObjectStorage {
    * saves), and an `Expires` in the past beside `no-store`. `Content-Language` is only a hint and
    * can be replaced but not removed, so it is left as stored.
    */
-  signGet(key: string, { expiresIn, contentType }: { expiresIn: number; contentType: string }): Promise<string> {
-    const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+  signGet(
+    key: string,
+    { expiresIn, contentType, filename }: { expiresIn: number; contentType: string; filename: string },
+  ): Promise<string> {
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
-      ResponseContentDisposition: `attachment; filename="${filename}"`,
+      ResponseContentDisposition: attachmentDisposition(filename),
       ResponseCacheControl: DOWNLOAD_CACHE_CONTROL,
       ResponseContentType: contentType,
       ResponseContentEncoding: 'identity',

@@ -13,7 +13,7 @@ import { createNotesClient } from './notes-client';
 import { createRecords } from './records';
 import { createRelease } from './release';
 import { createRemovals } from './removals';
-import { internalRoutes, multipartRoutes, uploadRoutes } from './routes';
+import { internalRoutes, multipartRoutes, uploadRoutes, uploadRulesRoutes } from './routes';
 import { createSweeper, type Sweeper, sweeperFailures, sweeperRemoved } from './sweeper';
 import { createUnclaimedBudget } from './unclaimed-budget';
 import { createUploads } from './uploads';
@@ -89,20 +89,15 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
   });
   const accounts = createDeletedAccounts(connection, createAccountPurge({ model, storage, slots, multipartSlots }));
   const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
+  // A file larger than the account may hold unattached could never be kept.
+  const maxBytesMultipart = Math.min(config.UPLOAD_MAX_BYTES_MULTIPART, config.UPLOAD_MAX_UNCLAIMED_BYTES);
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     logger,
     routers: [
+      uploadRulesRoutes({ allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES, maxBytesMultipart }),
       uploadRoutes(uploads, { tokens, accounts, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
-      multipartRoutes(multipart, {
-        tokens,
-        accounts,
-        // A file larger than the account may hold unattached could never be kept.
-        rules: {
-          allowedTypes,
-          maxBytes: Math.min(config.UPLOAD_MAX_BYTES_MULTIPART, config.UPLOAD_MAX_UNCLAIMED_BYTES),
-        },
-      }),
+      multipartRoutes(multipart, { tokens, accounts, rules: { allowedTypes, maxBytes: maxBytesMultipart } }),
       internalRoutes(uploads, { secret, accounts }),
       deletedAccountRoutes(accounts, { secret }),
     ],

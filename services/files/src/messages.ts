@@ -7,7 +7,7 @@ import { fileMessages } from '@cs/contract';
 export const messages = {
   ...fileMessages,
   /** The allowlist is configured (UPLOAD_ALLOWED_TYPES), so it is checked after the schema. */
-  typeNotAllowed: 'contentType is not an allowed media type',
+  typeNotAllowed: (allowed: readonly string[]) => `contentType must be one of: ${allowed.join(', ')}`,
   tooManyOpenLinks: (max: number) =>
     `At most ${max} upload links without a size may be open at once; wait for one to expire, or send size`,
   tooManyOpenMultipart: (max: number) =>

@@ -26,6 +26,12 @@ export interface UploadRecord {
   ownerId: string;
   contentType: string;
   /**
+   * The name the file is downloaded under (file-name.ts), from the upload request: recorded at
+   * issue (size-less link, multipart), or signed into the object until the claim (link with size,
+   * object-rules.ts). Null on records written before names were kept.
+   */
+  filename?: string | null;
+  /**
    * Declared at issue, and the object's size must equal it. Null for a size-less link: the object
    * may be anything up to the upload limit (checked at the claim and after the link expires).
    */
@@ -59,6 +65,7 @@ const uploadSchema = new Schema<UploadRecord>(
     key: { type: String, required: true },
     ownerId: { type: String, required: true },
     contentType: { type: String, required: true },
+    filename: { type: String, default: null },
     size: { type: Number, default: null },
     multipart: {
       type: new Schema<MultipartRecord>(

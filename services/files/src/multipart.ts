@@ -8,8 +8,9 @@
  * Only the owner reaches an upload: anyone else's id answers the same 404 as an unknown one.
  */
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '@cs/errors';
+import { fieldError, HttpError } from '@cs/errors';
 import type { ObjectStorage, StoredPart } from '@cs/storage';
+import { displayFilename } from './file-name';
 import type { LinkSlots } from './link-slots';
 import { messages } from './messages';
 import type { UploadModel } from './model';
@@ -102,6 +103,7 @@ export function createMultipart({
           key,
           ownerId,
           contentType,
+          filename: displayFilename(filename),
           size,
           state: 'issued',
           issuedAt,
@@ -122,7 +124,7 @@ export function createMultipart({
       const { storageUploadId, partSize, partCount } = record.multipart;
       const size = record.size as number;
       const outside = partNumbers.find((n) => n > partCount);
-      if (outside !== undefined) throw new HttpError(400, messages.partOutOfRange(partCount));
+      if (outside !== undefined) throw fieldError('partNumbers', messages.partOutOfRange(partCount));
       const parts = await Promise.all(
         [...new Set(partNumbers)].map(async (partNumber) => {
           const link = await storage.signPart(record.key, storageUploadId, {

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '@cs/log';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
+import { decodeFilename, encodeFilename } from './file-name';
 import { messages } from './messages';
 import type { UploadRecord } from './model';
 
@@ -15,10 +16,19 @@ const LAST_MODIFIED_PRECISION_MS = 1000;
 /** The metadata a single-PUT link signs into its object. */
 const OWNER = 'owner';
 const DECLARED_SIZE = 'size';
+const FILENAME = 'filename';
 
-/** What a link with size signs into its object. */
-export function signedMetadata(ownerId: string, size: number): Record<string, string> {
-  return { [OWNER]: ownerId, [DECLARED_SIZE]: String(size) };
+/**
+ * What a link with size signs into its object: the owner, the size, and the name the file is
+ * downloaded under (file-name.ts), which has no record before the claim.
+ */
+export function signedMetadata(ownerId: string, size: number, filename: string): Record<string, string> {
+  return { [OWNER]: ownerId, [DECLARED_SIZE]: String(size), [FILENAME]: encodeFilename(filename) };
+}
+
+/** The file's name as a link with size signed it into the object; null for an object put before names were kept. */
+export function signedFilename(object: ObjectInfo): string | null {
+  return decodeFilename(object.metadata[FILENAME]) ?? null;
 }
 
 /** The owner a link with size signed into the object; undefined for any other object. */

@@ -50,6 +50,30 @@ export function uploadRoutes(
   return router;
 }
 
+/** What an upload may be, published so that a client checks a file before it asks for a link. */
+export interface PublishedUploadRules {
+  allowedTypes: readonly string[];
+  /** The largest file sent in one PUT (`/upload-url`). */
+  maxBytes: number;
+  /** The largest file sent in parts (`/multipart-uploads`). */
+  maxBytesMultipart: number;
+}
+
+/** `GET /api/upload-rules`: public, and the same for everyone until the service is configured otherwise. */
+export function uploadRulesRoutes(rules: PublishedUploadRules): Router<AppState> {
+  const router = new Router<AppState>();
+  const body = {
+    allowedTypes: [...rules.allowedTypes],
+    maxBytes: rules.maxBytes,
+    maxBytesMultipart: rules.maxBytesMultipart,
+  };
+  router.get('/api/upload-rules', (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = body;
+  });
+  return router;
+}
+
 /**
  * `/multipart-uploads` (and under /api): large files in parts, under the same rules as
  * `/upload-url`. Every route but create names an upload the caller owns; any other id, or

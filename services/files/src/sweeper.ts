@@ -22,7 +22,7 @@ import { isDuplicateKey, trusted } from '@cs/mongo';
 import type { ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
 import type { UploadModel, UploadRecord, UploadState } from './model';
-import { deleteIfMisdeclared, ruleBroken, signedOwner, sweepMarginMs } from './object-rules';
+import { deleteIfMisdeclared, ruleBroken, signedFilename, signedOwner, sweepMarginMs } from './object-rules';
 import type { Records } from './records';
 import type { Release } from './release';
 import type { Removals } from './removals';
@@ -91,6 +91,7 @@ export function createSweeper({
         key,
         ownerId,
         contentType: object.contentType ?? 'application/octet-stream',
+        filename: signedFilename(object),
         size: object.size,
         state: 'issued',
         issuedAt: object.lastModified,

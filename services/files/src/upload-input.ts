@@ -2,7 +2,7 @@
  * Request bodies once their schema (`@cs/contract`) has passed them: the rules that depend on
  * configuration (the allowed media types, the size limit), then what the domain takes.
  */
-import { HttpError } from '@cs/errors';
+import { fieldError } from '@cs/errors';
 import { messages } from './messages';
 
 export interface UploadRequest {
@@ -21,10 +21,10 @@ export interface UploadRules {
 export function toUploadRequest(body: Record<string, unknown>, { allowedTypes, maxBytes }: UploadRules): UploadRequest {
   const { filename, size } = body as { filename: string; size?: number };
   const contentType = (body.contentType as string).trim().toLowerCase();
-  if (!allowedTypes.includes(contentType)) throw new HttpError(400, messages.typeNotAllowed);
+  if (!allowedTypes.includes(contentType)) throw fieldError('contentType', messages.typeNotAllowed(allowedTypes));
   // Optional, as in the contract: when given it is signed into the link, so storage takes no other length.
   if (size === undefined) return { contentType, filename };
-  if (size > maxBytes) throw new HttpError(400, messages.badSize);
+  if (size > maxBytes) throw fieldError('size', messages.badSize);
   return { contentType, filename, size };
 }
 

@@ -23,10 +23,18 @@ import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { isDuplicateKey } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
+import { displayFilename, filenameOf } from './file-name';
 import type { LinkSlots } from './link-slots';
 import { messages } from './messages';
 import type { UploadModel } from './model';
-import { claimWindowPassed, deleteIfMisdeclared, ruleBroken, signedMetadata, signedOwner } from './object-rules';
+import {
+  claimWindowPassed,
+  deleteIfMisdeclared,
+  ruleBroken,
+  signedFilename,
+  signedMetadata,
+  signedOwner,
+} from './object-rules';
 import type { Records } from './records';
 import { beingReleased, type Release } from './release';
 import type { UnclaimedBudget } from './unclaimed-budget';
@@ -90,11 +98,13 @@ export function createUploads({
     // The sweeper's margin (object-rules.ts) keeps it away from an object still claimable.
     if (claimWindowPassed(object, settings.claimTtlMs)) throw new HttpError(409, messages.claimExpired);
     const contentType = object.contentType ?? 'application/octet-stream';
+    const filename = signedFilename(object);
     try {
       await model.create({
         key,
         ownerId,
         contentType,
+        filename,
         size: object.size,
         state: 'attached',
         issuedAt: object.lastModified,
@@ -104,7 +114,7 @@ export function createUploads({
       if (isDuplicateKey(err)) return undefined;
       throw err;
     }
-    return { key, contentType, size: object.size };
+    return { key, contentType, size: object.size, filename: filenameOf({ key, filename }) };
   }
 
   return {
@@ -112,6 +122,7 @@ export function createUploads({
       budget.refuse(ownerId, size ?? settings.maxBytes);
       await storage.assertReachable();
       const key = newUploadKey(filename);
+      const name = displayFilename(filename);
       const expiresIn = settings.uploadTtlS;
       if (size === undefined) {
         const issuedAt = new Date();
@@ -123,6 +134,7 @@ export function createUploads({
             key,
             ownerId,
             contentType,
+            filename: name,
             size: null,
             state: 'issued',
             issuedAt,
@@ -136,7 +148,7 @@ export function createUploads({
         if (record.status === 'rejected') throw record.reason;
         return { ...(await storage.signPut(key, { contentType, expiresIn })), key, expiresIn };
       }
-      const metadata = signedMetadata(ownerId, size);
+      const metadata = signedMetadata(ownerId, size, name);
       const link = await storage.signPut(key, { contentType, size, metadata, expiresIn });
       return { ...link, key, expiresIn };
     },
@@ -177,7 +189,7 @@ export function createUploads({
       if (!(await advance(record, { state: 'attached', attachedAt: new Date() }))) {
         throw new HttpError(409, messages.notClaimable);
       }
-      return { key, contentType: record.contentType, size: object.size };
+      return { key, contentType: record.contentType, size: object.size, filename: filenameOf(record) };
     },
 
     /** A GET link for an attached object of the caller's; 404 when the object is gone. */
@@ -185,7 +197,11 @@ export function createUploads({
       const record = await owned(ownerId, key);
       if (record.state !== 'attached') throw new HttpError(404, messages.uploadNotFound);
       if (!(await storage.headObject(key))) throw new HttpError(404, 'File not found');
-      const url = await storage.signGet(key, { expiresIn: settings.downloadTtlS, contentType: record.contentType });
+      const url = await storage.signGet(key, {
+        expiresIn: settings.downloadTtlS,
+        contentType: record.contentType,
+        filename: filenameOf(record),
+      });
       return { url, expiresIn: settings.downloadTtlS };
     },
 

@@ -63,6 +63,6 @@ describe('POST /internal/uploads/download-link', () => {
     expect([undefined, 'identity']).toContain(download.headers['content-encoding']);
     expect(download.headers['cache-control']).toBe('private, no-store');
     expect(new Date(String(download.headers.expires)).getTime()).toBeLessThanOrEqual(Date.now());
-    expect(download.headers['content-disposition']).toBe(`attachment; filename="${key.slice('uploads/'.length)}"`);
+    expect(download.headers['content-disposition']).toBe(`attachment; filename="note.txt"; filename*=UTF-8''note.txt`);
   });
 });

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Caller, type FilesHarness, newCaller, startFiles, uploadFile } from './helpers';
 
@@ -25,7 +26,7 @@ describe('POST /internal/uploads/claim', () => {
     const res = await post('claim', owner, { key });
 
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ key, contentType: 'text/plain', size: 8 });
+    expect(res.body).toEqual({ key, contentType: 'text/plain', size: 8, filename: 'file.txt' });
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached', attachedAt: expect.any(Date) });
   });
 
@@ -149,7 +150,7 @@ describe('POST /internal/uploads/claim', () => {
       const res = await post('claim', owner, body);
 
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'key must be an upload key issued by /upload-url' });
+      expect(res.body).toEqual(refusal('key must be an upload key issued by /upload-url'));
     },
   );
 

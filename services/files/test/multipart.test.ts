@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CompleteMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
-import { testStorageSettings } from '@cs/testkit';
+import { refusal, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Caller, type FilesHarness, newCaller, startFiles } from './helpers';
 
@@ -126,13 +126,13 @@ describe('POST /multipart-uploads', () => {
     [
       'a type not allowed',
       { contentType: 'text/html', filename: 'a.html', size: 10 },
-      'contentType is not an allowed media type',
+      'contentType must be one of: image/png, image/jpeg, image/gif, image/webp, application/pdf, text/plain, application/json, application/zip',
     ],
     ['no filename', { contentType: 'application/zip', size: 10 }, 'contentType and filename are required strings'],
   ])('when the body has %s, then 400 with the reason', async (_case, body, error) => {
     const res = await h.http.post('/multipart-uploads').set(owner.auth).send(body);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error });
+    expect(res.body).toEqual(refusal(error));
   });
 
   it('when there is no token, then 401', async () => {
@@ -180,7 +180,12 @@ describe('a multipart upload, part by part, against the real storage server', ()
     expect((await status(owner, upload)).body).toMatchObject({ completed: true, parts: [] });
     const claim = await h.http.post('/internal/uploads/claim').set(owner.auth).send({ key: upload.key });
     expect(claim.status).toBe(200);
-    expect(claim.body).toEqual({ key: upload.key, contentType: 'application/zip', size: file.length });
+    expect(claim.body).toEqual({
+      key: upload.key,
+      contentType: 'application/zip',
+      size: file.length,
+      filename: 'big.zip',
+    });
 
     // Attached: no more parts, and no abort (the note owns it now).
     const late = await h.http
@@ -276,7 +281,7 @@ describe('a multipart upload, part by part, against the real storage server', ()
     const upload = await create(owner, PART + 1);
     const res = await h.http.post(`/multipart-uploads/${upload.uploadId}/part-urls`).set(owner.auth).send(body);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error });
+    expect(res.body).toEqual(refusal(error));
   });
 });
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEST_FRONTEND_ORIGIN } from '@cs/testkit';
+import { refusal, TEST_FRONTEND_ORIGIN } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { extensionOf } from '../src/upload-key';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
@@ -32,6 +32,7 @@ describe('POST /upload-url', () => {
       'If-None-Match': '*',
       'x-amz-meta-owner': caller.id,
       'x-amz-meta-size': '2048',
+      'x-amz-meta-filename': 'Holiday%20Photo.PNG',
     });
     expect(res.body.expiresIn).toBe(300);
     const url = new URL(res.body.url);
@@ -42,6 +43,7 @@ describe('POST /upload-url', () => {
         'content-type',
         'content-length',
         'if-none-match',
+        'x-amz-meta-filename',
         'x-amz-meta-owner',
         'x-amz-meta-size',
       ]),
@@ -106,7 +108,7 @@ describe('POST /upload-url', () => {
     const res = await h.http.post('/upload-url').set(caller.auth).send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'contentType and filename are required strings' });
+    expect(res.body).toEqual(refusal('contentType and filename are required strings'));
     expect(await h.model.countDocuments({ ownerId: caller.id })).toBe(before);
   });
 
@@ -116,7 +118,17 @@ describe('POST /upload-url', () => {
       const res = await h.http.post('/upload-url').set(caller.auth).send({ contentType, filename: 'a.txt' });
 
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'contentType is not an allowed media type' });
+      expect(res.body).toEqual({
+        error:
+          'contentType must be one of: image/png, image/jpeg, image/gif, image/webp, application/pdf, text/plain, application/json, application/zip',
+        errors: [
+          {
+            field: 'contentType',
+            message:
+              'contentType must be one of: image/png, image/jpeg, image/gif, image/webp, application/pdf, text/plain, application/json, application/zip',
+          },
+        ],
+      });
     },
   );
 
@@ -127,7 +139,7 @@ describe('POST /upload-url', () => {
       .send({ contentType: 'text/plain', filename: 'a.txt', size });
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'size must be a positive integer no larger than the upload limit' });
+    expect(res.body).toEqual(refusal('size must be a positive integer no larger than the upload limit'));
   });
 
   it('when the filename is longer than 1024 characters, then 400', async () => {

@@ -26,12 +26,13 @@ export interface Client {
 export interface Account {
   _id: string;
   email: string;
+  displayName: string | null;
   createdAt: Date;
 }
 
 export interface Accounts {
   /** A new account, and its first session. */
-  register(credentials: Credentials, client: Client): Promise<SessionTokens>;
+  register(credentials: Credentials, client: Client, displayName?: string | null): Promise<SessionTokens>;
   /** A new session; the client's address counts for the login throttle. */
   login(credentials: Credentials, client: Client): Promise<SessionTokens>;
   /**
@@ -77,14 +78,14 @@ export function createAccounts({
 
   return {
     // Credentials and new passwords have met their schema's rules at the route (@cs/contract).
-    async register({ email, password }, client) {
+    async register({ email, password }, client, displayName = null) {
       const hash = await client.passwordTurn(async () => {
         if (await users.exists({ email })) throw new HttpError(400, messages.alreadyRegistered);
         return bcrypt.hash(password, bcryptCost);
       });
       let userId: string;
       try {
-        userId = (await users.create({ email, password: hash }))._id.toHexString();
+        userId = (await users.create({ email, password: hash, displayName }))._id.toHexString();
       } catch (err) {
         // Two registrations raced past the check above: the unique index decided.
         if (isDuplicateKey(err)) throw new HttpError(400, messages.alreadyRegistered, { cause: err });
@@ -140,9 +141,14 @@ export function createAccounts({
     },
 
     async me(userId) {
-      const user = await users.findById(userId, { email: 1, createdAt: 1 }).lean();
+      const user = await users.findById(userId, { email: 1, displayName: 1, createdAt: 1 }).lean();
       if (!user) throw new HttpError(401, httpMessages.invalidToken);
-      return { _id: user._id.toHexString(), email: user.email, createdAt: user.createdAt };
+      return {
+        _id: user._id.toHexString(),
+        email: user.email,
+        displayName: user.displayName ?? null,
+        createdAt: user.createdAt,
+      };
     },
   };
 

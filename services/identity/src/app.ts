@@ -13,12 +13,13 @@ import type { Mailer } from './mailer';
 import { refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
+import { createProfiles } from './profiles';
 import { refreshCookies } from './refresh-cookie';
 import { createRefreshLimit } from './refresh-limit';
 import { createRefreshTokens } from './refresh-tokens';
 import { createRevocationLog } from './revocation-log';
 import { revocationRoutes } from './revocation-routes';
-import { authRoutes } from './routes';
+import { authRoutes, userRoutes } from './routes';
 import { createSessions } from './sessions';
 
 export interface Deps {
@@ -102,13 +103,14 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     passwords,
     retireResets: resets.retire,
   });
+  const profiles = createProfiles(users);
   const known = createKnownClients();
   const passwordWork = bcryptBulkhead(config);
   const app = createServiceApp({
     logger,
     routers: [
       authRoutes(
-        { accounts, resets, sessions },
+        { accounts, resets, sessions, profiles },
         {
           tokens: verifier,
           bcrypt: passwordWork,
@@ -121,6 +123,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
         },
       ),
       revocationRoutes(revocations),
+      userRoutes(profiles),
     ],
     readiness: { database: () => isMongoReady(connection) },
     tokens: verifier,

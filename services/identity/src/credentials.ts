@@ -21,6 +21,7 @@ export const messages = {
   logoutFailed: 'Logout failed',
   sessionsFailed: 'Could not read or end sessions',
   meFailed: 'Could not read the account',
+  usersFailed: 'Could not read the accounts',
 } as const;
 
 export interface Credentials {

@@ -17,6 +17,8 @@ export interface UserRecord {
   email: string;
   /** The bcrypt hash; never selected unless asked for. */
   password: string;
+  /** The name others see (profiles.ts); none until the owner gives one. */
+  displayName?: string | null;
   /**
    * Every write of the password is the next version, taken as a turn (`@cs/mongo` turns), so a
    * write conditional on the hash it checked holds on FerretDB too. Accounts from before: none (0).
@@ -30,6 +32,7 @@ const userSchema = new Schema<UserRecord>(
   {
     email: { type: String, required: true, trim: true, lowercase: true, maxlength: 254 },
     password: { type: String, required: true, select: false },
+    displayName: { type: String, default: null },
     version: { type: Number, default: 0 },
   },
   { ...strict, timestamps: true },

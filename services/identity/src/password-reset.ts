@@ -114,7 +114,8 @@ export function createPasswordResets({
     const expiresAt = new Date(now() + ttlMs);
     const userVersion = user.version ?? 0;
     await resets.replaceOne({ _id: userId }, { tokenHash: sha256(secret), expiresAt, userVersion }, { upsert: true });
-    const link = `${webUrl}/#/reset-password?token=${userId}.${secret}`;
+    // The address rides along for the screen's username field, which password managers file the new password under.
+    const link = `${webUrl}/#/reset-password?token=${userId}.${secret}&email=${encodeURIComponent(email)}`;
     const minutes = Math.max(1, Math.round(ttlMs / 60_000));
     await mailer.send({
       to: email,

@@ -9,6 +9,7 @@ import {
   passwordResetConfirmSchema,
   passwordResetRequestSchema,
   refreshTokenBodySchema,
+  updateMeSchema,
 } from '@cs/contract';
 import { HttpError } from '@cs/errors';
 import {
@@ -27,12 +28,18 @@ import type { Accounts, Client } from './accounts';
 import { messages, normalizeEmail, toCredentials } from './credentials';
 import type { KnownClients } from './known-clients';
 import type { PasswordResets } from './password-reset';
+import { type Profiles, toDisplayName, toUserIds } from './profiles';
 import type { RefreshCookies } from './refresh-cookie';
 import { type Sessions, sessionMessages } from './sessions';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(
-  { accounts, resets, sessions }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions },
+  {
+    accounts,
+    resets,
+    sessions,
+    profiles,
+  }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions; profiles: Profiles },
   {
     tokens,
     bcrypt,
@@ -60,7 +67,8 @@ export function authRoutes(
     validateBody(credentialsSchema),
     failureMessage(messages.registrationFailed),
     async (ctx) => {
-      cookies.answer(ctx, await accounts.register(toCredentials(bodyOf(ctx)), clientOf(ctx)));
+      const body = bodyOf(ctx);
+      cookies.answer(ctx, await accounts.register(toCredentials(body), clientOf(ctx), toDisplayName(body.displayName)));
       known.loggedIn(clientAddressOf(ctx));
       ctx.status = 201;
     },
@@ -115,6 +123,12 @@ export function authRoutes(
     ctx.body = await accounts.me(ctx.state.userId as string);
   });
 
+  router.patch('/me', authenticated, validateBody(updateMeSchema), failureMessage(messages.meFailed), async (ctx) => {
+    const userId = ctx.state.userId as string;
+    await profiles.rename(userId, toDisplayName(bodyOf(ctx).displayName));
+    ctx.body = await accounts.me(userId);
+  });
+
   router.put(
     '/password',
     authenticated,
@@ -161,5 +175,17 @@ export function authRoutes(
     },
   );
 
+  return router;
+}
+
+/**
+ * `GET /api/users?ids=a,b` (public): the display names of up to 50 accounts, for a page of posts
+ * to say who wrote them in one request. Unknown ids are left out; no address is ever part of it.
+ */
+export function userRoutes(profiles: Profiles): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/api/users' });
+  router.get('/', failureMessage(messages.usersFailed), async (ctx) => {
+    ctx.body = await profiles.named(toUserIds(ctx.query.ids));
+  });
   return router;
 }

@@ -4,6 +4,7 @@
  * delivery to the real posts, notes and files is proven in gateway/test/accounts.test.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { FREE_FAILURES } from '../src/login-throttle';
@@ -122,7 +123,7 @@ describe('DELETE /api/auth/account', () => {
     const res = await remove(token, body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error });
+    expect(res.body).toEqual(refusal(error));
     expect(await h.users.exists({ _id: userId })).not.toBeNull();
   });
 

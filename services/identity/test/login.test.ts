@@ -1,4 +1,4 @@
-import { TEST_JWT_SECRET } from '@cs/testkit';
+import { refusal, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import bcrypt from 'bcrypt';
 import jwt from 'jsonwebtoken';
@@ -81,7 +81,7 @@ describe('POST /api/auth/login', () => {
     const res = await h.http.post('/api/auth/login').send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Email and password are required' });
+    expect(res.body).toEqual(refusal('Email and password are required'));
   });
 
   it.each([
@@ -95,7 +95,7 @@ describe('POST /api/auth/login', () => {
       const res = await h.http.post('/api/auth/login').send(body);
 
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'Email and password must be strings' });
+      expect(res.body).toEqual(refusal('Email and password must be strings'));
       expect(findOne).not.toHaveBeenCalled();
     } finally {
       findOne.mockRestore();

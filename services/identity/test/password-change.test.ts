@@ -1,4 +1,4 @@
-import { TEST_JWT_SECRET } from '@cs/testkit';
+import { refusal, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { FREE_FAILURES } from '../src/login-throttle';
@@ -66,7 +66,7 @@ describe('PUT /api/auth/password', () => {
     const res = await change(token, { currentPassword: PASSWORD, newPassword });
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
+    expect(res.body).toEqual(refusal(message));
     await h.http.post('/api/auth/login').send({ email, password: PASSWORD }).expect(200);
   });
 
@@ -88,7 +88,7 @@ describe('PUT /api/auth/password', () => {
     const res = await change(token, body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
+    expect(res.body).toEqual(refusal(message));
   });
 
   it('when there is no token, or a bad one, then the contract’s 401s', async () => {

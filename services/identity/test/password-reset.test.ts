@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mailsTo, waitForMail } from '@cs/testkit';
+import { mailsTo, refusal, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RESETS_PER_ADDRESS } from '../src/password-reset';
 import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
@@ -40,7 +40,7 @@ async function resetToken(email: string, harness = h): Promise<string> {
   const since = new Date();
   await harness.http.post('/api/auth/password-reset').send({ email }).expect(202);
   const mail = await waitForMail(email, { since });
-  const link = /http:\/\/localhost:3000\/#\/reset-password\?token=([^\s"<]+)/.exec(mail.text);
+  const link = /http:\/\/localhost:3000\/#\/reset-password\?token=([^\s"<&]+)/.exec(mail.text);
   expect(link).not.toBeNull();
   return decodeURIComponent(link?.[1] ?? '');
 }
@@ -154,7 +154,7 @@ describe('POST /api/auth/password-reset', () => {
     const res = await h.http.post('/api/auth/password-reset').send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error });
+    expect(res.body).toEqual(refusal(error));
   });
 });
 
@@ -238,7 +238,7 @@ describe('POST /api/auth/password-reset/confirm', () => {
     const res = await confirm(token, 'short');
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Password must be at least 8 characters' });
+    expect(res.body).toEqual(refusal('Password must be at least 8 characters'));
     await confirm(token).expect(204);
   });
 
@@ -249,6 +249,6 @@ describe('POST /api/auth/password-reset/confirm', () => {
     const res = await h.http.post('/api/auth/password-reset/confirm').send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error });
+    expect(res.body).toEqual(refusal(error));
   });
 });

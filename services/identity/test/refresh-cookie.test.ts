@@ -2,6 +2,7 @@
  * Cookie mode (`X-Refresh-Token: cookie`): the refresh token lives in an HttpOnly cookie that page
  * script cannot read, and never in a body. And the refresh limit per session.
  */
+import { refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type IdentityHarness, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
 
@@ -81,7 +82,7 @@ describe('cookie mode', () => {
 
     const res = await h.http.post('/api/auth/refresh').set('Cookie', `cs_refresh=${cookie.value}`).expect(400);
 
-    expect(res.body).toEqual({ error: 'refreshToken is required' });
+    expect(res.body).toEqual(refusal('refreshToken is required'));
   });
 
   it('when cookie mode also brings a refresh token in the body, then 400', async () => {

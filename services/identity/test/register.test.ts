@@ -1,4 +1,4 @@
-import { TEST_JWT_SECRET } from '@cs/testkit';
+import { refusal, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
@@ -59,7 +59,7 @@ describe('POST /api/auth/register', () => {
     const res = await h.http.post('/api/auth/register').send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Email and password are required' });
+    expect(res.body).toEqual(refusal('Email and password are required'));
   });
 
   it('when the email is already registered, in any letter case, then 400 already-registered', async () => {
@@ -106,7 +106,7 @@ describe('POST /api/auth/register', () => {
     const res = await h.http.post('/api/auth/register').send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Email and password must be strings' });
+    expect(res.body).toEqual(refusal('Email and password must be strings'));
     expect(await h.users.estimatedDocumentCount()).toBe(before);
   });
 
@@ -135,7 +135,7 @@ describe('POST /api/auth/register', () => {
   it('when the password is 7 characters, then 400; at 8, then 201', async () => {
     const short = await h.http.post('/api/auth/register').send({ email: uniqueEmail(), password: '1234567' });
     expect(short.status).toBe(400);
-    expect(short.body).toEqual({ error: 'Password must be at least 8 characters' });
+    expect(short.body).toEqual(refusal('Password must be at least 8 characters'));
 
     await h.http.post('/api/auth/register').send({ email: uniqueEmail(), password: '12345678' }).expect(201);
   });
@@ -152,7 +152,7 @@ describe('POST /api/auth/register', () => {
     for (const password of ['x'.repeat(73), `${euro72}x`, `${'x'.repeat(71)}€`]) {
       const res = await h.http.post('/api/auth/register').send({ email: uniqueEmail(), password });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'Password must be at most 72 bytes' });
+      expect(res.body).toEqual(refusal('Password must be at most 72 bytes'));
     }
   });
 

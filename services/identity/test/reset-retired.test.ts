@@ -22,7 +22,7 @@ async function resetToken(email: string): Promise<string> {
   const since = new Date();
   await h.http.post('/api/auth/password-reset').send({ email }).expect(202);
   const mail = await waitForMail(email, { since });
-  const link = /reset-password\?token=([^\s"<]+)/.exec(mail.text);
+  const link = /reset-password\?token=([^\s"<&]+)/.exec(mail.text);
   return decodeURIComponent(link?.[1] ?? '');
 }
 

@@ -14,8 +14,15 @@ import { createRetryWindow, retryWithin } from '@cs/lifecycle';
 import { tracedFetch } from '@cs/telemetry';
 import { messages } from './messages';
 
+/** What a claimed key holds: the file as its uploader named it, its size in bytes and its type. */
+export interface Attachment {
+  filename: string;
+  size: number;
+  contentType: string;
+}
+
 export interface FilesClient {
-  claim(key: string, authorization: string): Promise<void>;
+  claim(key: string, authorization: string): Promise<Attachment>;
   downloadLink(key: string, authorization: string): Promise<{ url: string; expiresIn: number }>;
   release(key: string, authorization: string): Promise<void>;
 }
@@ -73,7 +80,8 @@ export function createFilesClient({
     async claim(key, authorization) {
       const res = await call('claim', key, authorization);
       if (!res.ok) throw new HttpError(400, `attachmentKey cannot be attached: ${await errorOf(res)}`);
-      await res.arrayBuffer();
+      const { filename, size, contentType } = (await res.json()) as Attachment;
+      return { filename, size, contentType };
     },
 
     async downloadLink(key, authorization) {

@@ -1,11 +1,14 @@
 import { modelOf } from '@cs/mongo';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
+import type { Attachment } from './files-client';
 
 export interface NoteRecord {
   _id: Types.ObjectId;
   title: string;
   body: string;
   attachmentKey: string | null;
+  /** What the key holds, as the claim found it; null without a key, and on notes claimed before it was kept. */
+  attachment?: Attachment | null;
   authorId: Types.ObjectId;
   /** Set when the files service removed the attachment's object after the claim (it broke a rule). */
   attachmentRemoved?: AttachmentRemoved | null;
@@ -27,6 +30,7 @@ export interface Note {
   title: string;
   body: string;
   attachmentKey: string | null;
+  attachment: Attachment | null;
   authorId: string;
   /** Only on a note whose attachment the files service removed; gone once another key is set. */
   attachmentRemoved?: { key: string; reason: string; at: string };
@@ -43,6 +47,17 @@ const noteSchema = new Schema<NoteRecord>(
     title: { type: String, required: true, trim: true },
     body: { type: String, default: '' },
     attachmentKey: { type: String, default: null },
+    attachment: {
+      type: new Schema<Attachment>(
+        {
+          filename: { type: String, required: true },
+          size: { type: Number, required: true },
+          contentType: { type: String, required: true },
+        },
+        { _id: false, versionKey: false, strict: 'throw' },
+      ),
+      default: null,
+    },
     authorId: { type: Schema.Types.ObjectId, required: true, immutable: true },
     attachmentRemoved: {
       type: new Schema<AttachmentRemoved>(
@@ -108,7 +123,8 @@ export function pendingReleaseModel(connection: Connection): PendingReleaseModel
   return modelOf(connection, 'PendingRelease', pendingReleaseSchema);
 }
 
-export const NOTE_FIELDS = '_id title body attachmentKey attachmentRemoved authorId createdAt updatedAt version';
+export const NOTE_FIELDS =
+  '_id title body attachmentKey attachment attachmentRemoved authorId createdAt updatedAt version';
 
 export function toNote(record: NoteRecord): Note {
   return {
@@ -116,6 +132,14 @@ export function toNote(record: NoteRecord): Note {
     title: record.title,
     body: record.body,
     attachmentKey: record.attachmentKey ?? null,
+    attachment:
+      record.attachmentKey && record.attachment
+        ? {
+            filename: record.attachment.filename,
+            size: record.attachment.size,
+            contentType: record.attachment.contentType,
+          }
+        : null,
     authorId: record.authorId.toHexString(),
     ...(record.attachmentRemoved && {
       attachmentRemoved: {

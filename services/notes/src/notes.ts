@@ -71,7 +71,7 @@ export function createNotes({
     async create(authorId: string, input: NoteInput, authorization: string): Promise<Note> {
       const record = new notes({ _id: new Types.ObjectId(), ...input, authorId });
       await record.validate();
-      if (input.attachmentKey) await files.claim(input.attachmentKey, authorization);
+      if (input.attachmentKey) record.attachment = await files.claim(input.attachmentKey, authorization);
       try {
         const told = await events.record(record._id.toHexString(), authorId, 0);
         await record.save();
@@ -107,7 +107,7 @@ export function createNotes({
       const first = await owned.find(id, authorId);
       if (!first) throw notFound();
       const claimed = typeof nextKey === 'string' && nextKey !== first.attachmentKey;
-      if (claimed) await files.claim(nextKey, authorization);
+      const attachment = claimed ? await files.claim(nextKey, authorization) : null;
       const keyChangesFrom = (current: NoteRecord) =>
         nextKey !== undefined && nextKey !== (current.attachmentKey ?? null);
       const held = keyChangesFrom(first) ? first.attachmentKey : undefined;
@@ -121,7 +121,9 @@ export function createNotes({
             if (keyChangesFrom(current) && nextKey && !claimed) throw concurrentChange();
             // A note given another key (or none) no longer says why its last one was removed.
             const forget = nextKey !== undefined && current.attachmentRemoved;
-            return { set: changes, unset: forget ? ['attachmentRemoved'] : [] };
+            // What the new key holds goes with it (none, when the key is removed).
+            const set = keyChangesFrom(current) ? { ...changes, attachment } : changes;
+            return { set, unset: forget ? ['attachmentRemoved'] : [] };
           },
           tell(id, authorId),
         );
@@ -184,7 +186,7 @@ export function createNotes({
           authorId,
           (current) =>
             current.attachmentKey === key
-              ? { set: { attachmentKey: null, attachmentRemoved: { key, reason, at: new Date() } } }
+              ? { set: { attachmentKey: null, attachment: null, attachmentRemoved: { key, reason, at: new Date() } } }
               : undefined,
           tell(noteId, authorId),
         )

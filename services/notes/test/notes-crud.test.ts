@@ -24,6 +24,7 @@ describe('POST /api/notes', () => {
     expect(res.body).toMatchObject({ title: 'Groceries', body: '', attachmentKey: null, authorId: me.id });
     expect(Object.keys(res.body).sort()).toEqual([
       '_id',
+      'attachment',
       'attachmentKey',
       'authorId',
       'body',

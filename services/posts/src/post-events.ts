@@ -97,6 +97,14 @@ export function createPostEvents({
       );
       const { tags } = post;
       if (post.status === 'published') {
+        // Tags it no longer has: their subscribers are told it is gone from them.
+        const left = entry.wasPublished ? tagsBefore.filter((tag) => !tags.includes(tag)) : [];
+        if (left.length > 0) {
+          await bus.publish(
+            { topic: 'posts', kind: 'remove', owner: authorId, tags: left, taggedOnly: true, data: { _id: postId } },
+            `${postId}:v${version}:untagged`,
+          );
+        }
         await bus.publish(
           { topic: 'posts', kind: 'upsert', owner: authorId, tags, data: post },
           `${postId}:v${version}:public`,

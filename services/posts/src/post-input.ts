@@ -41,6 +41,8 @@ export interface PostChanges {
   title?: string;
   body?: string;
   status?: PostStatus;
+  /** Only through `PUT /api/posts/:id/tags`: the contract's PUT ignores tags. */
+  tags?: string[];
 }
 
 /** PUT, after the validation step (which removed every other field): the texts trimmed. */
@@ -50,4 +52,9 @@ export function toPostChanges(body: Record<string, unknown>): PostChanges {
   if (typeof body.body === 'string') changes.body = body.body.trim();
   if (body.status !== undefined) changes.status = body.status as PostStatus;
   return changes;
+}
+
+/** `PUT /api/posts/:id/tags`, after the validation step: lowercased and deduplicated. */
+export function toTags(body: Record<string, unknown>): string[] {
+  return [...new Set((body.tags as string[]).map((tag) => tag.toLowerCase()))];
 }

@@ -1,5 +1,5 @@
 import type { TokenVerifier } from '@cs/auth';
-import { createPostSchema, LIMITS, objectIdParamSchema, updatePostSchema } from '@cs/contract';
+import { createPostSchema, LIMITS, objectIdParamSchema, postTagsSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppState,
   bodyOf,
@@ -18,7 +18,7 @@ import {
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
-import { parseListQuery, toNewPost, toPostChanges } from './post-input';
+import { parseListQuery, toNewPost, toPostChanges, toTags } from './post-input';
 import type { Posts } from './posts';
 import { messages } from './terms';
 
@@ -73,6 +73,17 @@ export function postRoutes(posts: Posts, { tokens, accounts }: PostRouteOptions)
   router.put('/:id', ...write, validateBody(updatePostSchema), failureMessage(messages.updateFailed), async (ctx) => {
     ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, toPostChanges(bodyOf(ctx)));
   });
+
+  // Ours, beside the contract's PUT (which ignores tags): a post's tags replaced, all at once.
+  router.put(
+    '/:id/tags',
+    ...write,
+    validateBody(postTagsSchema),
+    failureMessage(messages.updateFailed),
+    async (ctx) => {
+      ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, { tags: toTags(bodyOf(ctx)) });
+    },
+  );
 
   router.delete('/:id', auth, failureMessage(messages.deleteFailed), async (ctx) => {
     await posts.remove(ctx.params.id as string, ctx.state.userId as string);

@@ -103,6 +103,35 @@ describe('what a write tells', () => {
   });
 });
 
+describe('a published post whose tags are replaced', () => {
+  it('tells the subscribers of each tag it left that it is gone from them (and only them), then the post with its tags', async () => {
+    const id = await createDraft(['news', 'travel']);
+    await eventsOf(id, 1);
+    await update(id, { status: 'published' });
+    await eventsOf(id, 3);
+    const res = await h.http
+      .put(`/api/posts/${id}/tags`)
+      .set(author.auth)
+      .send({ tags: ['Travel', 'food'] })
+      .expect(200);
+    expect(res.body.tags).toEqual(['travel', 'food']);
+
+    const events = await eventsOf(id, 6);
+    expect(told(events).slice(3)).toEqual(['my-posts.upsert', 'posts.remove', 'posts.upsert']);
+    expect(events[4]).toEqual(expect.objectContaining({ data: { _id: id }, tags: ['news'], taggedOnly: true }));
+    expect(events[5]).toMatchObject({ data: { _id: id, tags: ['travel', 'food'] }, tags: ['travel', 'food'] });
+  });
+
+  it('a draft’s tags are its author’s alone: nothing on the public topic', async () => {
+    const id = await createDraft(['news']);
+    await eventsOf(id, 1);
+    await h.http.put(`/api/posts/${id}/tags`).set(author.auth).send({ tags: [] }).expect(200);
+    await eventsOf(id, 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(told(await eventsOf(id, 2))).toEqual(['my-posts.upsert', 'my-posts.upsert']);
+  });
+});
+
 describe('a write whose process died before telling', () => {
   it('when the entry was written and the write landed, but nothing was sent, then the outbox’s next pass sends it, once however often it runs', async () => {
     const id = await createDraft();

@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { postMessages } from '@cs/contract';
+import { refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
@@ -88,7 +90,7 @@ describe('PUT /api/posts/:id', () => {
       const res = await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status });
 
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: 'Invalid status: must be draft or published' });
+      expect(res.body).toEqual(refusal('Invalid status: must be draft or published'));
     },
   );
 
@@ -102,7 +104,7 @@ describe('PUT /api/posts/:id', () => {
     const res = await h.http.put(`/api/posts/${id}`).set(author.auth).send(body);
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: message });
+    expect(res.body).toEqual(refusal(message));
     expect(await h.model.findById(id).lean()).toMatchObject({ title: 'Draft', body: 'Draft body text.' });
   });
 
@@ -120,7 +122,7 @@ describe('PUT /api/posts/:id', () => {
       .set(author.auth)
       .send({ title: '😀'.repeat(201) });
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual({ error: 'title must be at most 200 characters' });
+    expect(refused.body).toEqual(refusal('title must be at most 200 characters'));
   });
 
   it('when another user updates the post, then 404 and nothing changes', async () => {
@@ -178,5 +180,50 @@ describe('PUT /api/posts/:id', () => {
 
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'No token provided' });
+  });
+});
+
+describe('PUT /api/posts/:id/tags (ours; the contract’s PUT ignores tags)', () => {
+  const setTags = (id: string, body: unknown, auth = author.auth) =>
+    h.http
+      .put(`/api/posts/${id}/tags`)
+      .set(auth)
+      .send(body as object);
+  const listed = async (tag: string) => (await h.http.get('/api/posts').query({ tag })).body.total as number;
+
+  it('replaces every tag, lowercased and once each; the lists by tag follow at once, never stale', async () => {
+    const id = await draft();
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'published' }).expect(200);
+    await setTags(id, { tags: ['Retag-Old'] }).expect(200);
+    expect(await listed('retag-old')).toBe(1);
+
+    const res = await setTags(id, { tags: ['retag-new', 'RETAG-NEW', 'retag-two'] }).expect(200);
+    expect(res.body).toMatchObject({ _id: id, tags: ['retag-new', 'retag-two'], status: 'published' });
+    expect(await listed('retag-old')).toBe(0);
+    expect(await listed('retag-new')).toBe(1);
+    await setTags(id, { tags: [] }).expect(200);
+    expect(await listed('retag-new')).toBe(0);
+  });
+
+  it.each([
+    ['no tags field', {}],
+    ['a tag with a space', { tags: ['two words'] }],
+    ['11 tags', { tags: Array.from({ length: 11 }, (_, i) => `t${i}`) }],
+    ['a string', { tags: 'news' }],
+  ])('%s is 400 with the tag rule, and nothing changes', async (_, body) => {
+    const id = await draft();
+    const res = await setTags(id, body).expect(400);
+    expect(res.body).toEqual({ errors: [{ field: 'tags', message: postMessages.tagsInvalid }] });
+    expect((await h.http.get(`/api/posts/${id}`).set(author.auth)).body.tags).toEqual([]);
+  });
+
+  it('another user’s post is 404, and keeps its tags; no token is 401', async () => {
+    const id = await draft();
+    await setTags(id, { tags: ['mine'] }, stranger.auth).expect(404);
+    expect((await h.http.get(`/api/posts/${id}`).set(author.auth)).body.tags).toEqual([]);
+    await h.http
+      .put(`/api/posts/${id}/tags`)
+      .send({ tags: ['x'] })
+      .expect(401);
   });
 });

@@ -54,5 +54,5 @@ export function delivers(subscription: Subscription, userId: string | undefined,
   if (!subscription.topics.has(topic)) return false;
   if (PROTECTED.has(topic)) return userId !== undefined && event.owner === userId;
   if (topic === 'posts' && subscription.tag !== undefined) return (event.tags ?? []).includes(subscription.tag);
-  return true;
+  return event.taggedOnly !== true;
 }

@@ -103,6 +103,27 @@ describe('GET /api/realtime: the events', () => {
     expect(names(events)).toEqual(['posts.upsert', 'posts.remove', 'posts.upsert']);
   });
 
+  it('when a post leaves a tag, then that tag’s subscribers are told it is gone, and the unfiltered ones are not', async () => {
+    const tagged = await open('topics=posts&tag=news');
+    const everything = await open('topics=posts');
+    const n = ++published;
+    const left = (await h.bus.publish(
+      {
+        topic: 'posts',
+        kind: 'remove',
+        tags: ['news'],
+        taggedOnly: true,
+        owner: newUserId(),
+        data: { _id: `post-${n}` },
+      },
+      `test-${n}`,
+    )) as string;
+    const after = await publishPost('upsert', ['sport']);
+
+    expect((await tagged.waitFor(1)).map((e) => e.id)).toEqual([left]);
+    expect((await everything.waitFor(1)).map((e) => e.id)).toEqual([after]);
+  });
+
   it('when another user’s note changes, then a notes stream does not get it; when the caller’s own does, it does', async () => {
     const me = newUserId();
     const reader = await open('topics=notes', bearer(me));
