@@ -1,10 +1,11 @@
 /**
  * The library as a front-end team gets it: its types are the OpenAPI document's, its size is
- * within budget, and the packed tarball installs into a fresh project that type-checks (wrong calls
- * do not compile) and runs against the real system.
+ * within budget, and it installs into an empty project outside the repository exactly as its README
+ * says, where the README's example type-checks and runs against the real system (and wrong calls do
+ * not compile).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -22,6 +23,14 @@ afterAll(async () => {
   await system?.stop();
   rmSync(work, { recursive: true, force: true });
 });
+
+/** The first fenced block of `language` after `heading` in a Markdown text. */
+function codeAfter(markdown: string, heading: string, language: string): string {
+  const from = markdown.indexOf(`\n${heading}\n`);
+  const block = new RegExp(`\\n\`\`\`${language}\\n([\\s\\S]*?)\\n\`\`\`\\n`).exec(markdown.slice(from));
+  if (from === -1 || !block?.[1]) throw new Error(`no ${language} block after ${heading}`);
+  return block[1];
+}
 
 describe('the packaged library', () => {
   it('its generated types are the OpenAPI document’s as it is now', () => {
@@ -45,17 +54,28 @@ describe('the packaged library', () => {
     expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
   });
 
-  it('npm pack, installed in a fresh project: it type-checks, wrong calls do not compile, and it runs against the system', async () => {
+  it('installed as its README says, in an empty project outside the repository: the README’s example type-checks and runs against the system, and wrong calls do not compile', async () => {
     system = await startTestSystem();
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', work], { cwd: LIBRARY, stdio: 'pipe' });
-    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz')) as string;
+    const readme = readFileSync(join(LIBRARY, 'README.md'), 'utf8');
     const app = join(work, 'app');
-    execFileSync('mkdir', ['-p', app]);
+    mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, tarball)], {
-      cwd: app,
-      stdio: 'pipe',
-    });
+    // The README's install steps, word for word, each where it says: its /tmp is this test's own.
+    let cwd = REPO_ROOT;
+    for (const line of codeAfter(readme, '## Install', 'sh').split('\n')) {
+      if (line.startsWith('# In the clone')) cwd = REPO_ROOT;
+      else if (line.startsWith('# In your project')) cwd = app;
+      else if (line.trim() && !line.startsWith('#')) {
+        const step = spawnSync('sh', ['-c', line.replaceAll('/tmp', work)], { cwd, encoding: 'utf8' });
+        expect({ step: line, status: step.status, stderr: step.status === 0 ? '' : step.stderr }).toEqual({
+          step: line,
+          status: 0,
+          stderr: '',
+        });
+      }
+    }
+    expect(readdirSync(join(app, 'node_modules', '@content-service', 'client', 'dist'))).toContain('index.d.ts');
+
     const compilerOptions = {
       strict: true,
       target: 'ES2022',
@@ -66,11 +86,18 @@ describe('the packaged library', () => {
       skipLibCheck: true,
       outDir: 'dist',
     };
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts', 'wrong.ts'] }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, files: ['readme.ts', 'main.ts', 'wrong.ts'] }),
+    );
     writeFileSync(
       join(app, 'tsconfig.control.json'),
       JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files: ['control.ts'] }),
     );
+    // The README's first example, as it is, against the test's system rather than localhost:3000.
+    const example = codeAfter(readme, '## Log in, and a typed call', 'ts');
+    expect(example).toContain("baseUrl: 'http://localhost:3000'");
+    writeFileSync(join(app, 'readme.ts'), example.replace('http://localhost:3000', system.gatewayUrl));
     writeFileSync(
       join(app, 'main.ts'),
       `import { ApiError, createContentClient } from '@content-service/client';
@@ -116,6 +143,13 @@ void client.posts.create({ title: 'Fine', body: 'A body that is long enough.' })
     const control = spawnSync(TSC, ['-p', 'tsconfig.control.json'], { cwd: app, encoding: 'utf8' });
     expect(control.status).not.toBe(0);
     expect(control.stdout).toContain("Unused '@ts-expect-error' directive");
+
+    const readmeRun = spawnSync(process.execPath, [join(app, 'dist', 'readme.js')], { encoding: 'utf8' });
+    expect({ status: readmeRun.status, stderr: readmeRun.stderr, stdout: readmeRun.stdout }).toEqual({
+      status: 0,
+      stderr: '',
+      stdout: "[ 'Hello' ] 1\n",
+    });
 
     const run = spawnSync(process.execPath, [join(app, 'dist', 'main.js'), system.gatewayUrl], { encoding: 'utf8' });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });

@@ -85,7 +85,7 @@ describe('the web client, in Chromium, against the real system', () => {
     const tag = `e2e-${suite}`;
     const title = `Field notes ${suite}`;
     await page.getByLabel('Title').fill(title);
-    await page.getByLabel('Body').fill('Ten or more characters of a body, written in the browser.');
+    await page.getByLabel('Text').fill('Ten or more characters of a body, written in the browser.');
     await page.getByLabel('Tags').fill(`${tag}, Browser`);
     await page.getByRole('button', { name: 'Save draft' }).click();
     const postId = await page.locator('li[data-post-id]', { hasText: title }).getAttribute('data-post-id');
@@ -167,9 +167,12 @@ describe('the web client, in Chromium, against the real system', () => {
     const note = page.locator('li[data-note-id]', { hasText: 'Scan of the receipt' });
     const [download] = await Promise.all([
       page.waitForEvent('download'),
-      note.getByRole('button', { name: 'Download PNG file' }).click(),
+      note.getByRole('button', { name: 'Download receipt.png' }).click(),
     ]);
     expect(download.url().startsWith(storageSettings.endpoint)).toBe(true);
+    // Saved under the name it was uploaded with, which the list shows with its size and type.
+    expect(download.suggestedFilename()).toBe('receipt.png');
+    await expect(note.locator('.attachment').textContent()).resolves.toBe('File: receipt.png (384.0 KB, image/png)');
     expect((await readFile((await download.path()) as string)).equals(bytes)).toBe(true);
     const key = /uploads\/[^?]+/.exec(download.url())?.[0] as string;
     expect((await storage.headObject(key))?.size).toBe(bytes.length);
@@ -181,7 +184,7 @@ describe('the web client, in Chromium, against the real system', () => {
     await edited.getByLabel('Title').fill('Scan of the receipt, March');
     await edited.getByRole('button', { name: 'Save changes' }).click();
     await edited.getByRole('heading', { name: 'Scan of the receipt, March' }).waitFor();
-    await edited.getByRole('button', { name: 'Download PNG file' }).waitFor();
+    await edited.getByRole('button', { name: 'Download receipt.png' }).waitFor();
 
     // Delete the note: it is gone from the page, and its object from storage soon after.
     await edited.getByRole('button', { name: 'Delete' }).click();
@@ -288,13 +291,13 @@ describe('the web client, in Chromium, against the real system', () => {
     await openPage();
     await register(newEmail('invalid'));
     await page.getByLabel('Title').fill('   ');
-    await page.getByLabel('Body').fill('too short');
+    await page.getByLabel('Text').fill('too short');
     await page.getByRole('button', { name: 'Save draft' }).click();
 
     const form = page.locator('form', { has: page.getByRole('heading', { name: 'New post' }) });
     await form.locator('.field-error[data-field="title"]').getByText('Title is required').waitFor();
     await expect(form.locator('.field-error[data-field="body"]').textContent()).resolves.toBe(
-      'Body must be at least 10 characters',
+      'Text must be at least 10 characters',
     );
     await expect(form.locator('[aria-invalid="true"]').count()).resolves.toBe(2);
     await expectPlainWords(await form.getByRole('alert').textContent());

@@ -1,7 +1,7 @@
 /**
  * Large files from the web client, in a real headless Chromium against the real system: a file
- * in parts straight to storage, a reload in the middle and a resume that sends only the missing
- * parts, a failed part sent again, pause, and cancel.
+ * in parts straight to storage, a failed part sent again, a pause that keeps the parts in flight,
+ * a reload in the middle and a resume that sends only the missing parts, and cancel.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -75,22 +75,26 @@ async function openUpload(): Promise<{ key: string; uploadId: string }> {
 }
 
 describe('large files from the web client, in Chromium, against the real system', () => {
-  it('a 64 MiB file goes up in 8 MiB parts; a failed part is sent again; after a reload mid-upload the same file sends only the missing parts; the download is the very bytes', async () => {
+  it('a 64 MiB file goes up in 8 MiB parts; a failed part is sent again; pause lets the parts in flight finish and starts no other; resume sends only the missing part; after a reload the page offers to resume, and the same file sends only what is missing; the download is the very bytes', async () => {
     const { path, bytes } = await bigFile('archive.zip', 64 * MiB);
     await openNotes('large');
 
-    // Parts 1-3 go through (part 2 fails once first); every later part is held until the reload.
+    // Parts 1-3 go through (part 2 fails once first); parts 4-7 are held until this test lets
+    // them go, and part 8 until the reload.
     const tries = new Map<number, number>();
-    const held: Route[] = [];
+    const requested: number[] = [];
+    const held = new Map<number, Route>();
+    let holdFrom = 4;
     await page.route(isPart, async (route) => {
       const n = partOf(route.request().url());
       if (route.request().method() !== 'PUT') return route.continue();
+      requested.push(n);
       tries.set(n, (tries.get(n) ?? 0) + 1);
       if (n === 2 && tries.get(n) === 1) {
         return route.fulfill({ status: 503, headers: { 'Access-Control-Allow-Origin': origin }, body: 'slow down' });
       }
-      if (n > 3) {
-        held.push(route);
+      if (n >= holdFrom) {
+        held.set(n, route);
         return;
       }
       return route.continue();
@@ -100,23 +104,51 @@ describe('large files from the web client, in Chromium, against the real system'
     await page.getByRole('button', { name: 'Save note' }).click();
 
     const { key, uploadId } = await openUpload();
-    await eventually(
-      'parts 1-3 in storage',
-      async () => (await storage.listParts(key, uploadId)) ?? [],
-      (parts) => parts.length === 3,
-      STORAGE_WAIT,
-    );
+    const partsInStorage = (count: number) =>
+      eventually(
+        `${count} parts in storage`,
+        async () => (await storage.listParts(key, uploadId)) ?? [],
+        (parts) => parts.length === count,
+        STORAGE_WAIT,
+      );
+    await partsInStorage(3);
     expect(tries.get(2)).toBe(2);
-    // Pause stops what is in flight and says so.
+    await eventually(
+      'parts 4-7 in flight',
+      async () => [...held.keys()].sort(),
+      (n) => n.join() === '4,5,6,7',
+    );
+
+    // Pause: the four parts in flight go on and are kept; no other starts.
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor();
-    await page.locator('.progress-text').getByText('24.0 MB of 64.0 MB sent (paused)', { exact: true }).waitFor();
+    holdFrom = 8;
+    for (const n of [4, 5, 6, 7]) await held.get(n)?.continue();
+    await partsInStorage(7);
+    await page.locator('.progress-text').getByText('56.0 MB of 64.0 MB sent (paused)', { exact: true }).waitFor();
+    expect(requested.filter((n) => n > 7)).toEqual([]);
     await screenshot(page, '10-large-file-paused');
 
+    // Resume sends only the part that is missing (held now, until the reload).
+    const beforeResume = requested.length;
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await eventually(
+      'part 8 in flight',
+      async () => held.has(8),
+      (has) => has,
+    );
+    expect(requested.slice(beforeResume)).toEqual([8]);
+
     await page.reload();
-    await Promise.allSettled(held.map((route) => route.abort()));
+    await Promise.allSettled([...held.values()].map((route) => route.abort()));
     await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+    // The page offers to finish what the reload interrupted.
+    const offer = page.locator('.unfinished-upload');
+    await expect(offer.locator('p').textContent()).resolves.toBe(
+      'The upload of “archive.zip” (64.0 MB) did not finish. Choose the same file below to continue where it stopped.',
+    );
+    await screenshot(page, '11-large-file-offered-after-reload');
 
     const sentAfterReload: number[] = [];
     page.on('request', (request) => {
@@ -127,7 +159,8 @@ describe('large files from the web client, in Chromium, against the real system'
     await page.getByRole('button', { name: 'Save note' }).click();
     await page.getByText('Note saved.').waitFor({ timeout: 60_000 });
 
-    expect(sentAfterReload.sort((a, b) => a - b)).toEqual([4, 5, 6, 7, 8]);
+    expect(sentAfterReload).toEqual([8]);
+    await expect(offer.count()).resolves.toBe(0);
     await expect(page.locator('.progress-text').textContent()).resolves.toBe('archive.zip: 64.0 MB uploaded');
     expect(await storage.listMultipartUploads('uploads/')).toEqual([]);
     expect((await storage.headObject(key))?.size).toBe(bytes.length);
@@ -135,8 +168,9 @@ describe('large files from the web client, in Chromium, against the real system'
     const note = page.locator('li[data-note-id]', { hasText: 'Big archive' });
     const [download] = await Promise.all([
       page.waitForEvent('download'),
-      note.getByRole('button', { name: 'Download ZIP file' }).click(),
+      note.getByRole('button', { name: 'Download archive.zip' }).click(),
     ]);
+    expect(download.suggestedFilename()).toBe('archive.zip');
     const got = await readFile((await download.path()) as string);
     const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     expect(digest(got)).toBe(digest(bytes));

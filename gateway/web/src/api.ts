@@ -104,7 +104,12 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const api = {
-  register: (email: string, password: string) => call(() => client.register(email, password)),
+  register: (email: string, password: string, displayName?: string) =>
+    call(() => client.register(email, password, displayName ? { displayName } : {})),
+  me: () => call(() => client.account.me()),
+  setDisplayName: (displayName: string | null) => call(() => client.account.setDisplayName(displayName)),
+  /** Who wrote these posts: their display names by author id, in one request. */
+  authorNames: (posts: readonly Post[]) => call(() => client.users.names(posts.map((post) => post.authorId))),
   login: (email: string, password: string) => call(() => client.login(email, password)),
   /** The session this browser already has (a reload, another tab), from its cookie; undefined when none. */
   resume: () => call(() => client.resume()),
@@ -137,6 +142,7 @@ export const api = {
       return posts;
     }),
   createPost: (post: { title: string; body: string; tags: string[] }) => call(() => client.posts.create(post)),
+  setPostTags: (postId: string, tags: string[]) => call(() => client.posts.setTags(postId, tags)),
   updatePost: (postId: string, changes: { title?: string; body?: string; status?: 'draft' | 'published' }) =>
     call(() => client.posts.update(postId, changes)),
   deletePost: (postId: string) => call(() => client.posts.remove(postId)),
@@ -148,9 +154,14 @@ export const api = {
     call(() => client.notes.update(noteId, changes)),
   deleteNote: (noteId: string) => call(() => client.notes.remove(noteId)),
   attachmentLink: (noteId: string) => call(() => client.notes.downloadLink(noteId)),
+  uploadRules: () => call(() => client.uploadRules()),
 
   /** Live changes (live.ts shares one stream across the tabs). */
   subscribe: client.subscribe,
+
+  /** Large uploads begun in this browser and not finished; the same file, chosen again, resumes one. */
+  unfinishedUploads: () => client.unfinishedUploads(),
+  discardUpload: (uploadId: string) => call(() => client.discardUpload(uploadId)),
 
   /** A file straight to storage (in parts when large); its key when done, in words when not. */
   startUpload(file: File, options: UploadOptions): UploadTask {

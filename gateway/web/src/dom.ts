@@ -48,7 +48,7 @@ export function replaceChildren(parent: Element, ...children: Child[]): void {
 export type AlertBox = HTMLElement & { show(message: string, kind?: 'error' | 'ok'): void; clear(): void };
 
 export function alertBox(): AlertBox {
-  const box = h('div', { class: 'alert', role: 'alert', hidden: true });
+  const box = h('div', { class: 'alert', role: 'alert', hidden: true, tabindex: -1 });
   return Object.assign(box, {
     show(message: string, kind: 'error' | 'ok' = 'error') {
       box.textContent = message;
@@ -74,4 +74,14 @@ export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * Moves the keyboard focus to `element` (a heading, a message), which need not be a control:
+ * after an action removes or replaces what had the focus, it lands there, never on the page body.
+ */
+export function focusOn(element: HTMLElement | null | undefined): void {
+  if (!element) return;
+  if (!element.hasAttribute('tabindex')) element.setAttribute('tabindex', '-1');
+  element.focus();
 }

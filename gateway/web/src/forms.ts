@@ -43,15 +43,33 @@ export function showError(form: HTMLElement, alert: { show(message: string): voi
       unplaced.push(message);
       continue;
     }
-    slot.textContent = capitalize(message);
+    const control = form.querySelector(`[name="${CSS.escape(name)}"]`);
+    slot.textContent = inWordsOf(message, name, control);
     slot.hidden = false;
-    form.querySelector(`[name="${CSS.escape(name)}"]`)?.setAttribute('aria-invalid', 'true');
+    control?.setAttribute('aria-invalid', 'true');
   }
   alert.show([error.message, ...unplaced.map(capitalize)].join(' '));
 }
 
+/**
+ * The API names a field as its JSON does (`body must be…`); beside it, the message names it as its
+ * label does (`Text must be…`), so that the page speaks of one field by one name.
+ */
+function inWordsOf(message: string, name: string, control: Element | null): string {
+  const label = control?.id ? control.ownerDocument.querySelector(`label[for="${CSS.escape(control.id)}"]`) : null;
+  const words = label?.textContent?.replace(/\s*\(optional\)$/, '').trim();
+  if (words && message.toLowerCase().startsWith(`${name.toLowerCase()} `))
+    return `${words}${message.slice(name.length)}`;
+  return capitalize(message);
+}
+
 function capitalize(text: string): string {
   return text ? text[0]?.toUpperCase() + text.slice(1) : text;
+}
+
+/** A form's message goes once the person changes the form again: it spoke of what was sent. */
+export function clearWhenEdited(form: HTMLElement, alert: { clear(): void }): void {
+  form.addEventListener('input', () => alert.clear());
 }
 
 /** Disables a form's buttons while `work` runs, so a double click sends one request. */

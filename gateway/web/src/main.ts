@@ -82,7 +82,7 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
     case '/forgot-password':
       return forgotPasswordView();
     case '/reset-password':
-      return setPasswordView(query.get('token'), () => {
+      return setPasswordView(query.get('token'), query.get('email'), () => {
         endSession();
         loginNotice = { text: 'Your new password is set. Log in with it.', kind: 'ok' };
         go('#/login');
@@ -119,6 +119,14 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
  * rewrite it (the set-password screen takes its token out).
  */
 let rendered: string | undefined;
+
+/** Each screen's title is its heading's, kept in step as the screen fills in (a post, once loaded). */
+const SITE = 'Content service';
+new MutationObserver(() => {
+  const heading = view.querySelector('h1')?.textContent?.trim();
+  const title = heading ? `${heading} · ${SITE}` : SITE;
+  if (document.title !== title) document.title = title;
+}).observe(view, { subtree: true, childList: true, characterData: true });
 
 function render(): void {
   const [path = '/', search = ''] = location.hash.replace(/^#/, '').split('?');

@@ -13,13 +13,15 @@ export interface Notice {
 export function authView(mode: 'login' | 'register', notice: Notice | undefined, done: () => void): HTMLElement {
   const registering = mode === 'register';
   const alert = alertBox();
-  const email = input('email', { type: 'email', autocomplete: 'email', required: true });
+  // `username`: what password managers file the password under (the account's name is its address).
+  const email = input('email', { type: 'email', autocomplete: 'username', required: true });
   const password = input('password', {
     type: 'password',
     autocomplete: registering ? 'new-password' : 'current-password',
     required: true,
     minLength: registering ? 8 : undefined,
   });
+  const displayName = input('displayName', { autocomplete: 'nickname', maxLength: 50 });
   const form = h(
     'form',
     { class: 'card narrow', novalidate: true },
@@ -27,6 +29,7 @@ export function authView(mode: 'login' | 'register', notice: Notice | undefined,
     alert,
     field('E-mail', email),
     field('Password', password, registering ? 'At least 8 characters.' : undefined),
+    registering ? field('Your name (optional)', displayName, 'Shown on your posts. You can change it later.') : null,
     actions(h('button', { type: 'submit', class: 'primary' }, registering ? 'Create account' : 'Log in')),
     h(
       'p',
@@ -49,7 +52,7 @@ export function authView(mode: 'login' | 'register', notice: Notice | undefined,
       try {
         // The library keeps the session; the address is kept as the API keeps it, in lower case.
         const session = registering
-          ? await api.register(address, password.value)
+          ? await api.register(address, password.value, displayName.value.trim() || undefined)
           : await api.login(address, password.value);
         startSession({ ...session, email: address.toLowerCase() });
         done();

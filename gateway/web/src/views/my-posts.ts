@@ -1,7 +1,7 @@
 /** The signed-in person's posts: write a draft, edit it, publish, unpublish, delete. */
 import { api, type Post } from '../api';
-import { alertBox, formatDate, h, replaceChildren } from '../dom';
-import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { alertBox, focusOn, formatDate, h, replaceChildren } from '../dom';
+import { act, actions, busy, clearFieldErrors, clearWhenEdited, field, input, showError, textarea } from '../forms';
 import { tagList } from './posts';
 
 function parseTags(text: string): string[] {
@@ -17,6 +17,7 @@ function parseTags(text: string): string[] {
 
 export function myPostsView(): HTMLElement {
   const alert = alertBox();
+  const heading = h('h2', null, 'Your posts');
   const list = h('ul', { class: 'cards', 'aria-label': 'My posts' });
 
   const refresh = async () => {
@@ -25,7 +26,7 @@ export function myPostsView(): HTMLElement {
       if (posts.length === 0) {
         replaceChildren(list, h('li', { class: 'empty' }, 'You have not written a post yet.'));
       } else {
-        replaceChildren(list, ...posts.map((post) => postItem(post, refresh, alert)));
+        replaceChildren(list, ...posts.map((post) => postItem(post, refresh, alert, heading)));
       }
     } catch (error) {
       alert.show((error as Error).message);
@@ -42,10 +43,11 @@ export function myPostsView(): HTMLElement {
     h('h2', { id: 'new-post-heading' }, 'New post'),
     createAlert,
     field('Title', title),
-    field('Body', body, 'At least 10 characters.'),
-    field('Tags', tags, 'Optional. Separate with commas: letters, digits and hyphens.'),
+    field('Text', body, 'At least 10 characters.'),
+    field('Tags', tags, TAGS_HINT),
     actions(h('button', { type: 'submit', class: 'primary' }, 'Save draft')),
   );
+  clearWhenEdited(form, createAlert);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(form, async () => {
@@ -54,6 +56,7 @@ export function myPostsView(): HTMLElement {
         form.reset();
         clearFieldErrors(form);
         createAlert.show('Draft saved. Publish it when it is ready.', 'ok');
+        focusOn(createAlert);
         await refresh();
       } catch (error) {
         showError(form, createAlert, error);
@@ -62,10 +65,56 @@ export function myPostsView(): HTMLElement {
   });
 
   void refresh();
-  return h('section', null, h('h1', null, 'My posts'), form, h('h2', null, 'Your posts'), alert, list);
+  return h('section', null, h('h1', null, 'My posts'), nameForm(), form, heading, alert, list);
 }
 
-function postItem(post: Post, refresh: () => Promise<void>, alert: { show(message: string): void }): HTMLElement {
+/** The name others see on the person's posts: set, changed, or cleared (then they see "anonymous"). */
+function nameForm(): HTMLElement {
+  const alert = alertBox();
+  const name = input('displayName', { autocomplete: 'nickname', maxLength: 50 });
+  const form = h(
+    'form',
+    { class: 'card', novalidate: true, 'aria-labelledby': 'name-heading' },
+    h('h2', { id: 'name-heading' }, 'Your name'),
+    alert,
+    field('Name shown on your posts', name, 'Leave it empty to be shown as “anonymous”.'),
+    actions(h('button', { type: 'submit' }, 'Save name')),
+  );
+  clearWhenEdited(form, alert);
+  void api.me().then(
+    (me) => {
+      name.value = me.displayName ?? '';
+    },
+    () => undefined,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void busy(form, async () => {
+      try {
+        const me = await api.setDisplayName(name.value.trim() || null);
+        name.value = me.displayName ?? '';
+        clearFieldErrors(form);
+        alert.show(
+          me.displayName ? `Your posts now say “by ${me.displayName}”.` : 'Your posts now say “by anonymous”.',
+          'ok',
+        );
+        focusOn(alert);
+      } catch (error) {
+        showError(form, alert, error);
+      }
+    });
+  });
+  return form;
+}
+
+const TAGS_HINT = 'Optional. Separate with commas: letters, digits and hyphens.';
+
+function postItem(
+  post: Post,
+  refresh: () => Promise<void>,
+  alert: { show(message: string): void },
+  listHeading: HTMLElement,
+): HTMLElement {
   const item = h('li', { class: 'card', 'data-post-id': post._id });
   const published = post.status === 'published';
 
@@ -109,7 +158,9 @@ function postItem(post: Post, refresh: () => Promise<void>, alert: { show(messag
             type: 'button',
             class: 'danger',
             onclick: () => {
-              if (confirm(`Delete “${post.title}”? This cannot be undone.`)) void run(() => api.deletePost(post._id));
+              if (!confirm(`Delete “${post.title}”? This cannot be undone.`)) return;
+              // The item goes: the focus goes to the list's heading.
+              void run(() => api.deletePost(post._id)).then(() => focusOn(listHeading));
             },
           },
           'Delete',
@@ -121,15 +172,27 @@ function postItem(post: Post, refresh: () => Promise<void>, alert: { show(messag
     const editAlert = alertBox();
     const title = input('title', { value: post.title, maxLength: 200 });
     const body = textarea('body', { value: post.body, rows: 6 });
+    const tags = input('tags', { value: post.tags.join(', ') });
     const form = h(
       'form',
       { novalidate: true },
       editAlert,
       field('Title', title),
-      field('Body', body, 'At least 10 characters.'),
+      field('Text', body, 'At least 10 characters.'),
+      field('Tags', tags, TAGS_HINT),
       actions(
         h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
-        h('button', { type: 'button', onclick: show }, 'Cancel'),
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => {
+              show();
+              focusOn(item.querySelector('h3'));
+            },
+          },
+          'Cancel',
+        ),
       ),
     );
     form.addEventListener('submit', (event) => {
@@ -137,7 +200,11 @@ function postItem(post: Post, refresh: () => Promise<void>, alert: { show(messag
       void busy(form, async () => {
         try {
           await api.updatePost(post._id, { title: title.value, body: body.value });
+          const nextTags = parseTags(tags.value);
+          if (nextTags.join() !== post.tags.join()) await api.setPostTags(post._id, nextTags);
           await refresh();
+          // The item was drawn again: the focus goes to its heading.
+          focusOn(listHeading.parentElement?.querySelector<HTMLElement>(`li[data-post-id="${post._id}"] h3`));
         } catch (error) {
           showError(form, editAlert, error);
         }

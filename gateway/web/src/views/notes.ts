@@ -3,11 +3,12 @@
  * straight to storage through signed links (with a progress bar); the note keeps only its key.
  */
 
-import { MULTIPART_FROM } from '@content-service/client';
-import { api, type Note, type Page } from '../api';
-import { alertBox, formatBytes, formatDate, h, replaceChildren } from '../dom';
-import { act, actions, busy, clearFieldErrors, field, input, showError, textarea } from '../forms';
+import { MULTIPART_FROM, type UnfinishedUpload } from '@content-service/client';
+import { ApiError, api, type Note, type Page } from '../api';
+import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
+import { act, actions, busy, clearFieldErrors, clearWhenEdited, field, input, showError, textarea } from '../forms';
 import { onLive } from '../live';
+import { refusal, uploadRules } from '../upload-rules';
 
 /**
  * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
@@ -19,12 +20,35 @@ function filePicker(label: string) {
   const status = h('span', { class: 'progress-text' });
   const controls = h('span', { class: 'upload-controls' });
   const progress = h('div', { class: 'progress', hidden: true }, bar, status, controls);
+  const element = h('div', null, field(label, picker), progress);
+  // The chooser offers the allowed types; a file that breaks a rule is explained at once, beside it.
+  void uploadRules().then((rules) => {
+    if (rules) picker.accept = rules.allowedTypes.join(',');
+  });
+  const check = async (file: File) => {
+    const rules = await uploadRules();
+    const why = rules && refusal(file, rules);
+    const slot = element.querySelector<HTMLElement>('.field-error');
+    if (slot) {
+      slot.textContent = why ?? '';
+      slot.hidden = !why;
+    }
+    if (why) picker.setAttribute('aria-invalid', 'true');
+    else picker.removeAttribute('aria-invalid');
+    return why;
+  };
+  picker.addEventListener('change', () => {
+    const file = picker.files?.[0];
+    if (file) void check(file);
+  });
   return {
-    element: h('div', null, field(label, picker), progress),
-    /** Uploads the chosen file, if any, and gives its key. */
+    element,
+    /** Uploads the chosen file, if any, and gives its key; a file the rules refuse is an error of its field. */
     async upload(): Promise<string | undefined> {
       const file = picker.files?.[0];
       if (!file) return undefined;
+      const why = await check(file);
+      if (why) throw new ApiError('Please correct the highlighted fields.', 400, [{ field: 'file', message: why }]);
       progress.hidden = false;
       bar.value = 0;
       status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
@@ -68,12 +92,13 @@ function filePicker(label: string) {
 
 export function notesView(): HTMLElement {
   const alert = alertBox();
+  const heading = h('h2', null, 'Your notes');
   const list = h('ul', { class: 'cards', 'aria-label': 'My notes' });
   // The list comes a page at a time; older notes are added below on request.
   const older = h('button', { type: 'button', hidden: true }, 'Show older notes');
   let nextPage: string | undefined;
   const show = (page: Page<Note>, append: boolean) => {
-    const items = page.items.map((note) => noteItem(note, refresh, alert));
+    const items = page.items.map((note) => noteItem(note, refresh, alert, heading));
     if (append) list.append(...items);
     else replaceChildren(list, ...(items.length === 0 ? [h('li', { class: 'empty' }, 'No notes yet.')] : items));
     nextPage = page.next;
@@ -101,9 +126,11 @@ export function notesView(): HTMLElement {
     createAlert,
     field('Title', title),
     field('Text', body),
+    ...api.unfinishedUploads().map((upload) => unfinishedNotice(upload, createAlert)),
     file.element,
     actions(h('button', { type: 'submit', class: 'primary' }, 'Save note')),
   );
+  clearWhenEdited(form, createAlert);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     createAlert.clear();
@@ -111,10 +138,16 @@ export function notesView(): HTMLElement {
       try {
         const attachmentKey = await file.upload();
         await api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) });
+        // An unfinished upload this one finished is no longer offered.
+        const open = new Set(api.unfinishedUploads().map((u) => u.uploadId));
+        for (const notice of form.querySelectorAll<HTMLElement>('.unfinished-upload')) {
+          if (!open.has(notice.dataset.uploadId ?? '')) notice.remove();
+        }
         form.reset();
         file.reset();
         clearFieldErrors(form);
         createAlert.show('Note saved.', 'ok');
+        focusOn(createAlert);
         await refresh();
       } catch (error) {
         showError(form, createAlert, error);
@@ -134,7 +167,7 @@ export function notesView(): HTMLElement {
     const shown = list.querySelector<HTMLElement>(`li[data-note-id="${CSS.escape(id)}"]`);
     if (event.kind === 'remove') return shown?.remove();
     if (shown?.querySelector('form')) return;
-    const item = noteItem(event.note, refresh, alert);
+    const item = noteItem(event.note, refresh, alert, heading);
     if (shown) shown.replaceWith(item);
     else {
       list.querySelector('li.empty')?.remove();
@@ -142,10 +175,56 @@ export function notesView(): HTMLElement {
     }
   });
 
-  return h('section', null, h('h1', null, 'Notes'), form, h('h2', null, 'Your notes'), alert, list, actions(older));
+  return h('section', null, h('h1', null, 'Notes'), form, heading, alert, list, actions(older));
 }
 
-function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(message: string): void }): HTMLElement {
+/**
+ * A large upload begun here that a reload (or a closed tab) interrupted. The browser cannot read
+ * the file again by itself: choosing it again resumes the upload where it stopped.
+ */
+function unfinishedNotice(upload: UnfinishedUpload, alert: { show(message: string): void }): HTMLElement {
+  const notice = h(
+    'div',
+    { class: 'notice unfinished-upload', role: 'status', 'data-upload-id': upload.uploadId },
+    h(
+      'p',
+      { class: 'notice-text' },
+      `The upload of “${upload.filename}” (${formatBytes(upload.size)}) did not finish. Choose the same file below to continue where it stopped.`,
+    ),
+  );
+  notice.append(
+    actions(
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: () =>
+            void act(notice, alert, async () => {
+              await api.discardUpload(upload.uploadId);
+              notice.remove();
+            }),
+        },
+        `Discard the upload of ${upload.filename}`,
+      ),
+    ),
+  );
+  return notice;
+}
+
+/** The note's file as a person sees it: its name, and its size and type when known. */
+function fileOf(note: Note): { name: string; detail: string } | undefined {
+  if (!note.attachmentKey) return undefined;
+  const { attachment } = note;
+  if (!attachment) return { name: note.attachmentKey.slice(note.attachmentKey.lastIndexOf('/') + 1), detail: '' };
+  return { name: attachment.filename, detail: ` (${formatBytes(attachment.size)}, ${attachment.contentType})` };
+}
+
+function noteItem(
+  note: Note,
+  refresh: () => Promise<void>,
+  alert: { show(message: string): void },
+  listHeading: HTMLElement,
+): HTMLElement {
   const item = h('li', { class: 'card', 'data-note-id': note._id });
 
   const download = () =>
@@ -155,20 +234,16 @@ function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(messag
       h('a', { href: url, rel: 'noopener' }).click();
     });
 
+  const file = fileOf(note);
   const show = () =>
     replaceChildren(
       item,
       h('h3', null, note.title),
       h('p', { class: 'meta' }, `Updated ${formatDate(note.updatedAt)}`),
       note.body ? h('p', { class: 'body-preview' }, note.body) : null,
+      file ? h('p', { class: 'attachment' }, 'File: ', h('span', { class: 'filename' }, file.name), file.detail) : null,
       actions(
-        note.attachmentKey
-          ? h(
-              'button',
-              { type: 'button', onclick: download },
-              `Download ${note.attachmentKey.split('.').pop()?.toUpperCase()} file`,
-            )
-          : null,
+        file ? h('button', { type: 'button', onclick: download }, `Download ${file.name}`) : null,
         h('button', { type: 'button', onclick: edit }, 'Edit'),
         h(
           'button',
@@ -180,6 +255,8 @@ function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(messag
               void act(item, alert, async () => {
                 await api.deleteNote(note._id);
                 await refresh();
+                // The item is gone: the focus goes to the list's heading.
+                focusOn(listHeading);
               });
             },
           },
@@ -192,30 +269,47 @@ function noteItem(note: Note, refresh: () => Promise<void>, alert: { show(messag
     const editAlert = alertBox();
     const title = input('title', { value: note.title, maxLength: 200 });
     const body = textarea('body', { value: note.body, rows: 4 });
-    const file = filePicker(note.attachmentKey ? 'Replace the file' : 'Attach a file');
+    const picker = filePicker(file ? 'Replace the file' : 'Attach a file');
+    const remove = h('input', { type: 'checkbox', name: 'removeFile' });
     const form = h(
       'form',
       { novalidate: true },
       editAlert,
       field('Title', title),
       field('Text', body),
-      file.element,
+      picker.element,
+      file
+        ? h('div', { class: 'field checkbox' }, h('label', null, remove, ` Remove ${file.name} from this note`))
+        : null,
       actions(
         h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
-        h('button', { type: 'button', onclick: show }, 'Cancel'),
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => {
+              show();
+              focusOn(item.querySelector('h3'));
+            },
+          },
+          'Cancel',
+        ),
       ),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       void busy(form, async () => {
         try {
-          const attachmentKey = await file.upload();
+          // A file chosen replaces the one held; otherwise the box removes it (storage deletes it).
+          const attachmentKey = (await picker.upload()) ?? (remove.checked ? null : undefined);
           await api.updateNote(note._id, {
             title: title.value,
             body: body.value,
-            ...(attachmentKey ? { attachmentKey } : {}),
+            ...(attachmentKey !== undefined ? { attachmentKey } : {}),
           });
           await refresh();
+          // The item was drawn again: the focus goes to its heading.
+          focusOn(listHeading.parentElement?.querySelector<HTMLElement>(`li[data-note-id="${note._id}"] h3`));
         } catch (error) {
           showError(form, editAlert, error);
         }

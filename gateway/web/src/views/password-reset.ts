@@ -2,9 +2,11 @@
  * Forgot password: ask for an e-mail with a link. Set a new password: the screen that link opens,
  * with the token in the address's fragment (never sent to any server by the browser).
  */
-import { api } from '../api';
+import { ApiError, api } from '../api';
 import { alertBox, h } from '../dom';
 import { actions, busy, field, input, showError } from '../forms';
+
+const LINK_UNUSABLE = 'This link has expired or was already used. Ask for a new one.';
 
 export function forgotPasswordView(): HTMLElement {
   const alert = alertBox();
@@ -39,7 +41,7 @@ export function forgotPasswordView(): HTMLElement {
   return form;
 }
 
-export function setPasswordView(token: string | null, done: () => void): HTMLElement {
+export function setPasswordView(token: string | null, email: string | null, done: () => void): HTMLElement {
   // The token leaves the address bar (and the history) as soon as the screen has it.
   history.replaceState(null, '', '#/reset-password');
   const alert = alertBox();
@@ -54,6 +56,10 @@ export function setPasswordView(token: string | null, done: () => void): HTMLEle
     { class: 'card narrow', novalidate: true },
     h('h1', null, 'Set a new password'),
     alert,
+    // The account the password is for (from the link), where password managers look for it.
+    email
+      ? field('Account', input('username', { type: 'email', autocomplete: 'username', value: email, readOnly: true }))
+      : null,
     field('New password', password, 'At least 8 characters.'),
     actions(h('button', { type: 'submit', class: 'primary' }, 'Set password')),
     h('p', { class: 'switch' }, h('a', { href: '#/forgot-password' }, 'Send a new link')),
@@ -70,7 +76,14 @@ export function setPasswordView(token: string | null, done: () => void): HTMLEle
         await api.confirmPasswordReset(token ?? '', password.value);
         done();
       } catch (error) {
-        showError(form, alert, error);
+        // Spent, expired or mangled: said in terms of the link the person followed.
+        if (
+          error instanceof ApiError &&
+          (error.status === 400 || error.status === 401) &&
+          error.fieldErrors.length === 0
+        ) {
+          alert.show(LINK_UNUSABLE);
+        } else showError(form, alert, error);
       }
     });
   });

@@ -28,7 +28,7 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
   const page = Math.max(1, Number.parseInt(query.get('page') ?? '1', 10) || 1);
   const alert = alertBox();
   const results = h('div', { class: 'results', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
-  const tagInput = input('tag', { value: tag, placeholder: 'e.g. travel', 'aria-label': 'Tag' });
+  const tagInput = input('tag', { value: tag, placeholder: 'e.g. travel' });
   const hash = (next: { tag?: string; page?: number }) => {
     const params = new URLSearchParams();
     if (next.tag) params.set('tag', next.tag);
@@ -56,7 +56,20 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
 
   const load = () =>
     api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined }).then(
-      (found) => {
+      async (found) => {
+        if (found.posts.length === 0 && found.total > 0) {
+          // Past the last page (an old link, or a page typed in): say so, and offer the last one.
+          replaceChildren(
+            results,
+            h(
+              'p',
+              { class: 'empty' },
+              `There is no page ${page}; the last page is ${found.pages}. `,
+              h('a', { href: hash({ tag, page: found.pages }) }, `Go to page ${found.pages}`),
+            ),
+          );
+          return;
+        }
         if (found.posts.length === 0) {
           replaceChildren(
             results,
@@ -68,9 +81,10 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
           );
           return;
         }
+        const names = await api.authorNames(found.posts).catch(() => undefined);
         replaceChildren(
           results,
-          h('ul', { class: 'cards' }, ...found.posts.map(postCard)),
+          h('ul', { class: 'cards' }, ...found.posts.map((post) => postCard(post, names))),
           h(
             'nav',
             { class: 'pager', 'aria-label': 'Pages' },
@@ -113,12 +127,18 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
   return h('section', null, h('h1', null, tag ? `Posts tagged #${tag}` : 'Posts'), filter, alert, results);
 }
 
-function postCard(post: Post): HTMLElement {
+/** "by Ada" or "by anonymous"; nothing when the names could not be read. */
+function byline(post: Post, names: Map<string, string | null> | undefined): string {
+  if (!names) return '';
+  return ` · by ${names.get(post.authorId) ?? 'anonymous'}`;
+}
+
+function postCard(post: Post, names: Map<string, string | null> | undefined): HTMLElement {
   return h(
     'li',
     { class: 'card post-card' },
     h('h2', { class: 'post-title' }, h('a', { href: `#/posts/${post._id}` }, post.title)),
-    h('p', { class: 'meta' }, formatDate(post.publishedAt ?? post.createdAt)),
+    h('p', { class: 'meta' }, formatDate(post.publishedAt ?? post.createdAt), byline(post, names)),
     h('p', null, excerpt(post.body)),
     tagList(post.tags),
   );
@@ -128,7 +148,8 @@ export function postView(id: string): HTMLElement {
   const alert = alertBox();
   const article = h('article', { class: 'card post' }, h('p', { class: 'muted' }, 'Loading…'));
   void api.getPost(id).then(
-    (post) => {
+    async (post) => {
+      const names = await api.authorNames([post]).catch(() => undefined);
       replaceChildren(
         article,
         h('h1', null, post.title),
@@ -137,6 +158,7 @@ export function postView(id: string): HTMLElement {
           { class: 'meta' },
           post.status === 'draft' ? h('span', { class: 'badge draft' }, 'Draft') : null,
           formatDate(post.publishedAt ?? post.createdAt),
+          byline(post, names),
         ),
         h('div', { class: 'body' }, ...post.body.split(/\n{2,}/).map((paragraph) => h('p', null, paragraph))),
         tagList(post.tags),

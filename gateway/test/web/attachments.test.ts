@@ -1,0 +1,103 @@
+/**
+ * A note's file in the web client, in a real headless Chromium against the real system: the file
+ * chooser offers only what may be attached, a file that may not is explained beside its field in
+ * words, an attached file shows its name, size and type and downloads under its name, and the
+ * edit form can remove it.
+ */
+import { randomBytes } from 'node:crypto';
+import { eventually } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { BrowserContext, Page } from 'playwright-core';
+import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
+
+let web: BrowserSuite;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  web = await startBrowserSuite('web-attachments');
+  context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+  context.setDefaultTimeout(20_000);
+  page = await context.newPage();
+  await page.goto(`${web.origin}/`);
+  await page.getByRole('link', { name: 'Register', exact: true }).click();
+  await page.getByLabel('E-mail').fill(`files-${web.id}@example.com`);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+  await page.getByRole('link', { name: 'Notes', exact: true }).click();
+  await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+}, 90_000);
+
+afterAll(async () => {
+  await context?.close();
+  await web?.stop();
+});
+
+describe("a note's file in the web client", () => {
+  it('the chooser accepts only the allowed types, which the API publishes', async () => {
+    const rules = (await (await fetch(`${web.origin}/api/upload-rules`)).json()) as { allowedTypes: string[] };
+    expect(rules.allowedTypes).toContain('application/pdf');
+    const chooser = page.getByLabel('Attachment (optional)');
+    await eventually(
+      "the chooser's accept filter",
+      () => chooser.getAttribute('accept'),
+      (accept) => accept === rules.allowedTypes.join(','),
+    );
+  });
+
+  it('a file of a type that may not be attached is explained beside its field, listing what may, and nothing is sent', async () => {
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() !== 'GET') sent.push(request.url());
+    });
+    const chooser = page.getByLabel('Attachment (optional)');
+    await page.getByLabel('Title').fill('A page');
+    await chooser.setInputFiles({ name: 'page.html', mimeType: 'text/html', buffer: Buffer.from('<p>hi</p>') });
+    const message =
+      '“page.html” cannot be attached: text/html files are not accepted. You can attach PNG, JPEG, GIF, WebP, PDF, plain text, JSON or ZIP files.';
+    // At once, before the form is sent.
+    await expect(chooser.getAttribute('aria-invalid')).resolves.toBe('true');
+    await page.locator('.field-error:not([hidden])', { hasText: message }).waitFor();
+    const describedBy = (await chooser.getAttribute('aria-describedby')) as string;
+    await expect(page.locator(`[id="${describedBy}"]`).textContent()).resolves.toBe(message);
+
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Please correct the highlighted fields.').waitFor();
+    await expect(page.locator(`[id="${describedBy}"]`).textContent()).resolves.toBe(message);
+    expect(sent).toEqual([]);
+    await screenshot(page, 'attachments-refused-type');
+  });
+
+  it('an attached file shows its name, size and type; the edit form removes it, and storage deletes it', async () => {
+    await page.getByLabel('Title').fill('Minutes');
+    await page
+      .getByLabel('Attachment (optional)')
+      .setInputFiles({ name: 'Minutes – 3 March.pdf', mimeType: 'application/pdf', buffer: randomBytes(2048) });
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Note saved.').waitFor();
+    const note = page.locator('li[data-note-id]', { hasText: 'Minutes' });
+    await expect(note.locator('.attachment').textContent()).resolves.toBe(
+      'File: Minutes – 3 March.pdf (2.0 KB, application/pdf)',
+    );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      note.getByRole('button', { name: 'Download Minutes – 3 March.pdf' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('Minutes – 3 March.pdf');
+    const key = /uploads\/[^?]+/.exec(download.url())?.[0] as string;
+
+    await note.getByRole('button', { name: 'Edit' }).click();
+    await note.getByLabel('Remove Minutes – 3 March.pdf from this note').check();
+    await note.getByRole('button', { name: 'Save changes' }).click();
+    await note.getByRole('button', { name: 'Edit' }).waitFor();
+    await expect(note.locator('.attachment').count()).resolves.toBe(0);
+    await expect(note.getByRole('button', { name: /^Download/ }).count()).resolves.toBe(0);
+    await eventually(
+      'the removed file deleted from storage',
+      () => web.storage.headObject(key),
+      (head) => head === undefined,
+      { timeoutMs: 10_000 },
+    );
+  });
+});
