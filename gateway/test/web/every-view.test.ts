@@ -8,8 +8,9 @@
  * Screenshots of every screen at both widths go to test-artifacts/web/views (not committed).
  */
 import { readFileSync } from 'node:fs';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -226,11 +227,24 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
     await page.goto(`${web.origin}/#/`);
     await page.locator('li.post-card', { hasText: postTitle }).locator('.meta', { hasText: 'by anonymous' }).waitFor();
 
-    await page.goto(`${web.origin}/#/mine`);
+    // The account's name arrives after the person began to type: what they typed stays.
+    const held: Route[] = [];
+    await page.route('**/api/auth/me', (route) => {
+      if (route.request().method() === 'GET') held.push(route);
+      else void route.continue();
+    });
+    await page.getByRole('link', { name: 'My posts', exact: true }).click();
     await page.getByLabel('Name shown on your posts').fill('Ada L.');
+    await eventually(
+      'the account read, held',
+      async () => held.length,
+      (n) => n > 0,
+    );
+    for (const route of held) await route.continue();
+    await page.unroute('**/api/auth/me');
+    await page.locator('form[aria-labelledby="name-heading"]:not([aria-busy])').waitFor();
+    await expect(page.getByLabel('Name shown on your posts').inputValue()).resolves.toBe('Ada L.');
     await page.getByRole('button', { name: 'Save name' }).click();
-    await new Promise((r) => setTimeout(r, 2000));
-    await screenshot(page, 'views/debug-name');
     await page.getByText('Your posts now say “by Ada L.”.').waitFor();
     await page.getByLabel('Title').fill('Named post');
     await page.getByLabel('Text').fill('Written by someone with a name.');

@@ -81,12 +81,21 @@ function nameForm(): HTMLElement {
     actions(h('button', { type: 'submit' }, 'Save name')),
   );
   clearWhenEdited(form, alert);
-  void api.me().then(
-    (me) => {
-      name.value = me.displayName ?? '';
-    },
-    () => undefined,
-  );
+  // The name as it is, unless the person has begun to type one meanwhile: theirs is kept.
+  let typed = false;
+  name.addEventListener('input', () => {
+    typed = true;
+  });
+  form.setAttribute('aria-busy', 'true');
+  void api
+    .me()
+    .then(
+      (me) => {
+        if (!typed) name.value = me.displayName ?? '';
+      },
+      () => undefined,
+    )
+    .finally(() => form.removeAttribute('aria-busy'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void busy(form, async () => {
