@@ -889,6 +889,10 @@ export interface components {
             checks?: {
                 [key: string]: "ok" | "failing";
             };
+            /** @description What an operator should know while the gateway still serves: `tokens`, when the revocation feed has been away long enough to matter. */
+            notices?: {
+                [key: string]: string;
+            };
         };
     };
     responses: {

@@ -718,6 +718,12 @@ export const readinessSchema = {
     error: { type: 'string' },
     services: { type: 'object', additionalProperties: { type: 'boolean' } },
     checks: { type: 'object', additionalProperties: { enum: ['ok', 'failing'] } },
+    notices: {
+      type: 'object',
+      description:
+        'What an operator should know while the gateway still serves: `tokens`, when the revocation feed has been away long enough to matter.',
+      additionalProperties: { type: 'string' },
+    },
   },
   additionalProperties: false,
 } as const;
