@@ -209,6 +209,10 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
   it('tags can be edited; after saving, the focus is on the post; after a delete, on the list', async () => {
     const id = await page.locator('li[data-post-id]', { hasText: 'First draft' }).getAttribute('data-post-id');
     const item = page.locator(`li[data-post-id="${id}"]`);
+    // Cancel draws the post again, and the focus goes to its heading.
+    await item.getByRole('button', { name: 'Edit' }).click();
+    await item.getByRole('button', { name: 'Cancel' }).click();
+    await expect(focused()).resolves.toMatch(/^h3: First draft/);
     await item.getByRole('button', { name: 'Edit' }).click();
     await expect(item.getByLabel('Tags').inputValue()).resolves.toBe('travel');
     await item.getByLabel('Tags').fill('travel, coast');

@@ -1,6 +1,6 @@
 /** Form helpers: labelled fields with a place for their own message, and showing API errors. */
 import { ApiError } from './api';
-import { type Child, h } from './dom';
+import { type Child, focusOn, h } from './dom';
 
 export function field(label: string, control: HTMLInputElement | HTMLTextAreaElement, hint?: string): HTMLElement {
   const id = `f-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
@@ -106,6 +106,15 @@ export function input(name: string, props: Record<string, unknown> = {}): HTMLIn
 
 export function textarea(name: string, props: Record<string, unknown> = {}): HTMLTextAreaElement {
   return h('textarea', { name, rows: 5, ...props });
+}
+
+/** An item's edit form's Cancel: the item is drawn as it was, and the focus goes to its heading. */
+export function cancelEdit(item: HTMLElement, show: () => void): HTMLButtonElement {
+  const cancel = () => {
+    show();
+    focusOn(item.querySelector('h3'));
+  };
+  return h('button', { type: 'button', onclick: cancel }, 'Cancel');
 }
 
 export function actions(...children: Child[]): HTMLElement {

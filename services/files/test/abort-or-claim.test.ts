@@ -5,7 +5,7 @@
  */
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type FilesHarness, newCaller, startFiles } from './helpers';
+import { type FilesHarness, newCaller, startFiles, uploadInOnePart } from './helpers';
 
 const TRIES = 12;
 let db: TestDatabase;
@@ -25,24 +25,8 @@ afterAll(async () => {
 });
 
 /** A multipart upload of one small part, sent and completed: an unclaimed key. */
-async function completedUpload(): Promise<{ uploadId: string; key: string }> {
-  const bytes = 'one small part';
-  const created = await a.http
-    .post('/multipart-uploads')
-    .set(owner.auth)
-    .send({ contentType: 'application/zip', filename: 'a.zip', size: bytes.length })
-    .expect(201);
-  const { uploadId, key } = created.body;
-  const signed = await a.http
-    .post(`/multipart-uploads/${uploadId}/part-urls`)
-    .set(owner.auth)
-    .send({ partNumbers: [1] })
-    .expect(200);
-  const [part] = signed.body.parts;
-  expect((await fetch(part.url, { method: 'PUT', headers: part.headers, body: bytes })).status).toBe(200);
-  await a.http.post(`/multipart-uploads/${uploadId}/complete`).set(owner.auth).expect(200);
-  return { uploadId, key };
-}
+const completedUpload = () =>
+  uploadInOnePart(a, owner, 'one small part', { contentType: 'application/zip', filename: 'a.zip' });
 
 describe('DELETE /multipart-uploads/:id racing a claim of its key', () => {
   it(`when an abort and a claim of a completed upload arrive at once, then exactly one succeeds and the outcome matches it, in each of ${TRIES} tries`, async () => {

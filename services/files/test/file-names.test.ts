@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type FilesHarness, newCaller, startFiles } from './helpers';
+import { type FilesHarness, newCaller, startFiles, uploadFile, uploadInOnePart } from './helpers';
 
 let h: FilesHarness;
 const owner = newCaller();
@@ -41,15 +41,7 @@ function namesIn(disposition: string): { exact: string; fallback: string } {
 
 const bytes = 'the file';
 
-async function sizedUpload(filename: string): Promise<string> {
-  const link = await h.http
-    .post('/upload-url')
-    .set(owner.auth)
-    .send({ contentType: 'text/plain', filename, size: bytes.length })
-    .expect(200);
-  expect((await fetch(link.body.url, { method: 'PUT', headers: link.body.headers, body: bytes })).status).toBe(200);
-  return link.body.key;
-}
+const sizedUpload = (filename: string) => uploadFile(h, owner, bytes, 'text/plain', filename);
 
 async function sizelessUpload(filename: string): Promise<string> {
   const link = await h.http
@@ -61,23 +53,8 @@ async function sizelessUpload(filename: string): Promise<string> {
   return link.body.key;
 }
 
-async function multipartUpload(filename: string): Promise<string> {
-  const created = await h.http
-    .post('/multipart-uploads')
-    .set(owner.auth)
-    .send({ contentType: 'text/plain', filename, size: bytes.length })
-    .expect(201);
-  const { uploadId, key } = created.body;
-  const signed = await h.http
-    .post(`/multipart-uploads/${uploadId}/part-urls`)
-    .set(owner.auth)
-    .send({ partNumbers: [1] })
-    .expect(200);
-  const [part] = signed.body.parts;
-  expect((await fetch(part.url, { method: 'PUT', headers: part.headers, body: bytes })).status).toBe(200);
-  await h.http.post(`/multipart-uploads/${uploadId}/complete`).set(owner.auth).expect(200);
-  return key;
-}
+const multipartUpload = async (filename: string) =>
+  (await uploadInOnePart(h, owner, bytes, { contentType: 'text/plain', filename })).key;
 
 /** Claims `key`, then downloads it through its link: the name the claim gave and the one storage sent. */
 async function namesOf(key: string) {

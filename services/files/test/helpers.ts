@@ -114,13 +114,39 @@ export async function uploadFile(
   caller: Caller,
   bytes: string | Uint8Array,
   contentType = 'text/plain',
+  filename = 'file.txt',
 ) {
   const res = await h.http
     .post('/upload-url')
     .set(caller.auth)
-    .send({ contentType, filename: 'file.txt', size: Buffer.byteLength(bytes) });
+    .send({ contentType, filename, size: Buffer.byteLength(bytes) });
   if (res.status !== 200) throw new Error(`upload-url answered ${res.status}: ${res.text}`);
   const put = await fetch(res.body.url, { method: 'PUT', headers: res.body.headers, body: bytes });
   if (put.status !== 200) throw new Error(`storage refused the PUT: ${put.status} ${await put.text()}`);
   return res.body.key as string;
+}
+
+/** A multipart upload of `bytes` in one part, its part really sent to storage, and completed: an unclaimed key. */
+export async function uploadInOnePart(
+  h: Pick<FilesHarness, 'http'>,
+  caller: Caller,
+  bytes: string,
+  { contentType, filename }: { contentType: string; filename: string },
+): Promise<{ uploadId: string; key: string }> {
+  const created = await h.http
+    .post('/multipart-uploads')
+    .set(caller.auth)
+    .send({ contentType, filename, size: Buffer.byteLength(bytes) })
+    .expect(201);
+  const { uploadId, key } = created.body as { uploadId: string; key: string };
+  const signed = await h.http
+    .post(`/multipart-uploads/${uploadId}/part-urls`)
+    .set(caller.auth)
+    .send({ partNumbers: [1] })
+    .expect(200);
+  const [part] = signed.body.parts as { url: string; headers: Record<string, string> }[];
+  const sent = await fetch(part?.url ?? '', { method: 'PUT', headers: part?.headers, body: bytes });
+  if (sent.status !== 200) throw new Error(`storage refused the part: ${sent.status} ${await sent.text()}`);
+  await h.http.post(`/multipart-uploads/${uploadId}/complete`).set(caller.auth).expect(200);
+  return { uploadId, key };
 }

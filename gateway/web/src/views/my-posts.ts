@@ -1,7 +1,18 @@
 /** The signed-in person's posts: write a draft, edit it, publish, unpublish, delete. */
 import { api, type Post } from '../api';
 import { alertBox, focusOn, formatDate, h, replaceChildren } from '../dom';
-import { act, actions, busy, clearFieldErrors, clearWhenEdited, field, input, showError, textarea } from '../forms';
+import {
+  act,
+  actions,
+  busy,
+  cancelEdit,
+  clearFieldErrors,
+  clearWhenEdited,
+  field,
+  input,
+  showError,
+  textarea,
+} from '../forms';
 import { tagList } from './posts';
 
 function parseTags(text: string): string[] {
@@ -189,20 +200,7 @@ function postItem(
       field('Title', title),
       field('Text', body, 'At least 10 characters.'),
       field('Tags', tags, TAGS_HINT),
-      actions(
-        h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
-        h(
-          'button',
-          {
-            type: 'button',
-            onclick: () => {
-              show();
-              focusOn(item.querySelector('h3'));
-            },
-          },
-          'Cancel',
-        ),
-      ),
+      actions(h('button', { type: 'submit', class: 'primary' }, 'Save changes'), cancelEdit(item, show)),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();

@@ -6,7 +6,18 @@
 import { MULTIPART_FROM, type UnfinishedUpload } from '@content-service/client';
 import { ApiError, api, type Note, type Page } from '../api';
 import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
-import { act, actions, busy, clearFieldErrors, clearWhenEdited, field, input, showError, textarea } from '../forms';
+import {
+  act,
+  actions,
+  busy,
+  cancelEdit,
+  clearFieldErrors,
+  clearWhenEdited,
+  field,
+  input,
+  showError,
+  textarea,
+} from '../forms';
 import { onLive } from '../live';
 import { refusal, uploadRules } from '../upload-rules';
 
@@ -281,20 +292,7 @@ function noteItem(
       file
         ? h('div', { class: 'field checkbox' }, h('label', null, remove, ` Remove ${file.name} from this note`))
         : null,
-      actions(
-        h('button', { type: 'submit', class: 'primary' }, 'Save changes'),
-        h(
-          'button',
-          {
-            type: 'button',
-            onclick: () => {
-              show();
-              focusOn(item.querySelector('h3'));
-            },
-          },
-          'Cancel',
-        ),
-      ),
+      actions(h('button', { type: 'submit', class: 'primary' }, 'Save changes'), cancelEdit(item, show)),
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
