@@ -166,7 +166,7 @@ export interface paths {
         get?: never;
         /**
          * Change the caller’s password, given the current one
-         * @description Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before stay valid until they expire (the contract’s rule 7). A wrong current password is 401 and counts toward the failed-login throttle.
+         * @description Set a new password, given the current one. Every session of the account ends, and the answer is a new one for the caller. Access tokens issued before it are revoked: every gateway and service refuses them within about a second. A wrong current password is 401 and counts toward the failed-login throttle.
          */
         put: operations["changePassword"];
         post?: never;
