@@ -5,7 +5,7 @@
  * tests/faults/revocation.test.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually } from '@cs/testkit';
+import { eventually, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { type IdentityHarness, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
@@ -132,6 +132,23 @@ describe('revocation of access tokens', () => {
 
     await me(changed.body as Pair).expect(200);
     await refusedWithin('the token from before the change refused', user);
+  });
+
+  it('when the password is reset by e-mail, then older tokens are refused and a login with the new password works', async () => {
+    const user = await account();
+    const since = new Date();
+    await h.http.post('/api/auth/password-reset').send({ email: user.email }).expect(202);
+    const mail = await waitForMail(user.email, { since });
+    const token = decodeURIComponent(/reset-password\?token=([^\s"<&]+)/.exec(mail.text)?.[1] ?? '');
+
+    await h.http.post('/api/auth/password-reset/confirm').send({ token, newPassword: 'a new password' }).expect(204);
+    const after = (
+      await h.http.post('/api/auth/login').send({ email: user.email, password: 'a new password' }).expect(200)
+    ).body as Pair;
+
+    await me(after).expect(200);
+    await refusedWithin('the token from before the reset refused', user);
+    await refusedWithin('the token from before the reset refused on the replica', user, replica);
   });
 
   it('when two replicas revoke at once, then the log numbers its entries 1, 2, 3… with no gap and none twice', async () => {

@@ -102,7 +102,7 @@ describe('POST /api/auth/refresh', () => {
     expect(again.body).toEqual(next.body);
   });
 
-  it('when a spent refresh token is presented after the grace interval, then 401, and every token of its session stops working', async () => {
+  it('when a spent refresh token is presented after the grace interval, then 401, and every token of its session stops working, access tokens too', async () => {
     const short = await identityWith({ REFRESH_GRACE: 300 });
     const first = await registerPair(short);
     const next = await refresh(first.refreshToken, short.http).expect(200);
@@ -115,6 +115,14 @@ describe('POST /api/auth/refresh', () => {
     expect(stolen.body).toEqual(REFUSED);
     // The thief's replay ended the session: the rightful holder's latest token is refused too.
     await refresh(latest.body.refreshToken, short.http).expect(401);
+    // And so are the access tokens the session was issued, within a poll of the revocation feed.
+    for (const token of [first.token, next.body.token, latest.body.token]) {
+      await eventually(
+        'an access token of the stolen session refused',
+        async () => (await short.http.get('/api/auth/me').set('Authorization', `Bearer ${token}`)).status,
+        (status) => status === 401,
+      );
+    }
   });
 
   it('when a session has not been refreshed for its idle lifetime, then its refresh token is refused', async () => {
