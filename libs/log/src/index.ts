@@ -28,6 +28,18 @@ const REDACT = [
   'req.headers.authorization',
   'secret',
   '*.secret',
+  'refreshToken',
+  '*.refreshToken',
+  'cookie',
+  '*.cookie',
+  'headers.cookie',
+  '*.headers.cookie',
+  'req.headers.cookie',
+  '["set-cookie"]',
+  '*["set-cookie"]',
+  'headers["set-cookie"]',
+  '*.headers["set-cookie"]',
+  'res.headers["set-cookie"]',
 ];
 
 export function createLogger({ name, level = 'info', destination }: LoggerOptions): Logger {

@@ -41,4 +41,32 @@ describe('createLogger', () => {
       headers: { authorization: '[redacted]' },
     });
   });
+
+  it('when a line carries a refresh token or cookies, in a body or in headers, then they are redacted', () => {
+    const { logger, lines } = capture();
+
+    logger.info(
+      {
+        refreshToken: 'r',
+        body: { refreshToken: 'r' },
+        cookie: 'cs_refresh=r',
+        'set-cookie': 'cs_refresh=r',
+        headers: { cookie: 'cs_refresh=r', 'set-cookie': ['cs_refresh=r; HttpOnly'] },
+        req: { headers: { cookie: 'cs_refresh=r' } },
+        res: { headers: { 'set-cookie': ['cs_refresh=r; HttpOnly'] } },
+      },
+      'sessions',
+    );
+
+    expect(lines[0]).toMatchObject({
+      refreshToken: '[redacted]',
+      body: { refreshToken: '[redacted]' },
+      cookie: '[redacted]',
+      'set-cookie': '[redacted]',
+      headers: { cookie: '[redacted]', 'set-cookie': '[redacted]' },
+      req: { headers: { cookie: '[redacted]' } },
+      res: { headers: { 'set-cookie': '[redacted]' } },
+    });
+    expect(JSON.stringify(lines[0])).not.toContain('cs_refresh');
+  });
 });
