@@ -1,11 +1,11 @@
 export { BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoffMs } from './backoff';
+export { type OutboxEntry, withOutboxFields } from './entry';
 export { createLeases, type Leases } from './lease';
 export {
   createOutbox,
   isSettled,
   LEASE_MS,
   type Outbox,
-  type OutboxEntry,
   type OutboxOptions,
   SETTLE_MS,
 } from './outbox';

@@ -37,6 +37,7 @@ import { backlogOf, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import type { Model } from 'mongoose';
 import { backoffMs } from './backoff';
+import type { OutboxEntry } from './entry';
 import { createLeases } from './lease';
 
 /** After this long, a write an entry announces has landed or never will (`@cs/mongo` turns). */
@@ -52,21 +53,6 @@ export const LEASE_MS = 30_000;
 const MAX_WAITING = 1_000;
 /** Entries read per query of a pass. */
 const BATCH = 20;
-
-/**
- * The fields every entry has, beside the domain's own. Its schema declares them, with an index
- * on `dueAt` (a pass's query) and `createdAt` required (the backlog's age).
- */
-export interface OutboxEntry {
-  _id: unknown;
-  /** Tries taken so far. */
-  attempts: number;
-  /** Not tried before this time: settling, leased, or backing off. */
-  dueAt: Date;
-  /** What the last failed try threw. */
-  lastError?: string | null;
-  createdAt: Date;
-}
 
 type Own<E extends OutboxEntry> = Omit<E, keyof OutboxEntry> & { _id?: E['_id'] };
 

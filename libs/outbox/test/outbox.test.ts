@@ -6,7 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { captureLogger, eventually, openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection, type Model, Schema } from 'mongoose';
-import { BACKOFF_MAX_MS, backoffMs, createLeases, createOutbox, type OutboxEntry } from '../src/index';
+import {
+  BACKOFF_MAX_MS,
+  backoffMs,
+  createLeases,
+  createOutbox,
+  type OutboxEntry,
+  withOutboxFields,
+} from '../src/index';
 
 interface Job extends OutboxEntry {
   _id: mongoose.Types.ObjectId;
@@ -14,18 +21,12 @@ interface Job extends OutboxEntry {
   step: number;
 }
 
-const jobSchema = new Schema<Job>(
-  {
-    doc: { type: String, required: true },
-    step: { type: Number, required: true },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true },
-    lastError: { type: String, default: null },
-    createdAt: { type: Date, required: true },
-  },
-  { versionKey: false, strict: 'throw' },
+const jobSchema = withOutboxFields(
+  new Schema<Job>(
+    { doc: { type: String, required: true }, step: { type: Number, required: true } },
+    { versionKey: false, strict: 'throw' },
+  ),
 );
-jobSchema.index({ dueAt: 1 });
 
 let db: TestDatabase;
 let other: Connection;

@@ -1,5 +1,5 @@
 import { modelOf } from '@cs/mongo';
-import type { OutboxEntry } from '@cs/outbox';
+import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -164,19 +164,16 @@ export interface AttachmentRemoval extends OutboxEntry {
   reason: string;
 }
 
-const attachmentRemovalSchema = new Schema<AttachmentRemoval>(
-  {
-    _id: { type: String, required: true },
-    ownerId: { type: String, required: true },
-    reason: { type: String, required: true },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true, default: () => new Date() },
-    lastError: { type: String, default: null },
-    createdAt: { type: Date, required: true, default: () => new Date() },
-  },
-  { versionKey: false, strict: 'throw', collection: 'attachment_removals' },
+const attachmentRemovalSchema = withOutboxFields(
+  new Schema<AttachmentRemoval>(
+    {
+      _id: { type: String, required: true },
+      ownerId: { type: String, required: true },
+      reason: { type: String, required: true },
+    },
+    { versionKey: false, strict: 'throw', collection: 'attachment_removals' },
+  ),
 );
-attachmentRemovalSchema.index({ dueAt: 1 });
 
 export type AttachmentRemovalModel = Model<AttachmentRemoval>;
 

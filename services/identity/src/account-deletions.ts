@@ -14,7 +14,7 @@
  */
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
-import { createOutbox } from '@cs/outbox';
+import { createOutbox, type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { tracedFetch } from '@cs/telemetry';
 import type { Connection, Model } from 'mongoose';
 import { Schema } from 'mongoose';
@@ -23,29 +23,22 @@ import type { UserModel } from './model';
 export const OWNERS = ['posts', 'notes', 'files'] as const;
 export type Owner = (typeof OWNERS)[number];
 
-interface DeletionRecord {
+interface DeletionRecord extends OutboxEntry {
   /** The deleted user's id. */
   _id: string;
   /** Owners that have not confirmed yet. */
   pending: Owner[];
-  attempts: number;
-  dueAt: Date;
-  lastError?: string | null;
-  createdAt: Date;
 }
 
-const deletionSchema = new Schema<DeletionRecord>(
-  {
-    _id: { type: String, required: true },
-    pending: { type: [String], required: true },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true },
-    lastError: String,
-    createdAt: { type: Date, required: true },
-  },
-  { strict: 'throw', versionKey: false, collection: 'account_deletions' },
+const deletionSchema = withOutboxFields(
+  new Schema<DeletionRecord>(
+    {
+      _id: { type: String, required: true },
+      pending: { type: [String], required: true },
+    },
+    { strict: 'throw', versionKey: false, collection: 'account_deletions' },
+  ),
 );
-deletionSchema.index({ dueAt: 1 });
 
 export interface AccountDeletions {
   /** Records the deletion of this user; idempotent. */

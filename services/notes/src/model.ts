@@ -1,4 +1,5 @@
 import { modelOf } from '@cs/mongo';
+import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
 import type { Attachment } from './files-client';
 
@@ -82,33 +83,26 @@ noteSchema.index({ attachmentKey: 1 });
  * A release the notes service owes the files service: the note that held the key is gone (or
  * points elsewhere), so its object must be deleted. Kept until files confirms.
  */
-export interface PendingRelease {
+export interface PendingRelease extends OutboxEntry {
   _id: Types.ObjectId;
   key: string;
   ownerId: string;
   noteId: Types.ObjectId;
-  attempts: number;
-  /** Not retried before this time (backoff, or another worker holding it). */
-  dueAt: Date;
-  lastError: string | null;
-  createdAt: Date;
   /** Every take and every write of an entry is its next version, taken as a turn. */
   version?: number;
 }
 
-const pendingReleaseSchema = new Schema<PendingRelease>(
-  {
-    key: { type: String, required: true },
-    ownerId: { type: String, required: true },
-    noteId: { type: Schema.Types.ObjectId, required: true },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true, default: () => new Date() },
-    lastError: { type: String, default: null },
-    version: { type: Number, default: 0 },
-  },
-  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw' },
+const pendingReleaseSchema = withOutboxFields(
+  new Schema<PendingRelease>(
+    {
+      key: { type: String, required: true },
+      ownerId: { type: String, required: true },
+      noteId: { type: Schema.Types.ObjectId, required: true },
+      version: { type: Number, default: 0 },
+    },
+    { versionKey: false, strict: 'throw' },
+  ),
 );
-pendingReleaseSchema.index({ dueAt: 1 });
 // A deleted account's entries.
 pendingReleaseSchema.index({ ownerId: 1 });
 
@@ -157,31 +151,25 @@ export function toNote(record: NoteRecord): Note {
  * A change event the notes service owes the bus (note-events.ts), written before its write: an
  * outbox entry of `@cs/outbox`. `_id` names the write (`<noteId>:v<version>`, or `<noteId>:gone`).
  */
-export interface NoteEventRecord {
+export interface NoteEventRecord extends OutboxEntry {
   _id: string;
   noteId: string;
   authorId: string;
   /** The note's version once the write lands; null for a deletion. */
   version: number | null;
-  attempts: number;
-  dueAt: Date;
-  lastError: string | null;
-  createdAt: Date;
 }
 
-const noteEventSchema = new Schema<NoteEventRecord>(
-  {
-    _id: { type: String, required: true },
-    noteId: { type: String, required: true },
-    authorId: { type: String, required: true },
-    version: { type: Number, default: null },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true, default: () => new Date() },
-    lastError: { type: String, default: null },
-  },
-  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw', collection: 'note_events' },
+const noteEventSchema = withOutboxFields(
+  new Schema<NoteEventRecord>(
+    {
+      _id: { type: String, required: true },
+      noteId: { type: String, required: true },
+      authorId: { type: String, required: true },
+      version: { type: Number, default: null },
+    },
+    { versionKey: false, strict: 'throw', collection: 'note_events' },
+  ),
 );
-noteEventSchema.index({ dueAt: 1 });
 
 export type NoteEventModel = Model<NoteEventRecord>;
 

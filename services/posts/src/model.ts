@@ -1,4 +1,5 @@
 import { modelOf } from '@cs/mongo';
+import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
 import { type PostStatus, STATUSES } from './terms';
 
@@ -86,7 +87,7 @@ export function toPost(record: PostRecord): Post {
  * outbox entry of `@cs/outbox`. `_id` names the write (`<postId>:v<version>`, or `<postId>:gone`),
  * so writing it twice keeps one.
  */
-export interface PostEventRecord {
+export interface PostEventRecord extends OutboxEntry {
   _id: string;
   postId: string;
   authorId: string;
@@ -98,28 +99,22 @@ export interface PostEventRecord {
   publishes: boolean;
   /** Its tags before the write: a deleted post's removal goes to its tags' subscribers. */
   tagsBefore: string[];
-  attempts: number;
-  dueAt: Date;
-  lastError: string | null;
-  createdAt: Date;
 }
 
-const postEventSchema = new Schema<PostEventRecord>(
-  {
-    _id: { type: String, required: true },
-    postId: { type: String, required: true },
-    authorId: { type: String, required: true },
-    version: { type: Number, default: null },
-    wasPublished: { type: Boolean, required: true },
-    publishes: { type: Boolean, required: true },
-    tagsBefore: { type: [String], default: [] },
-    attempts: { type: Number, default: 0 },
-    dueAt: { type: Date, required: true, default: () => new Date() },
-    lastError: { type: String, default: null },
-  },
-  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false, strict: 'throw', collection: 'post_events' },
+const postEventSchema = withOutboxFields(
+  new Schema<PostEventRecord>(
+    {
+      _id: { type: String, required: true },
+      postId: { type: String, required: true },
+      authorId: { type: String, required: true },
+      version: { type: Number, default: null },
+      wasPublished: { type: Boolean, required: true },
+      publishes: { type: Boolean, required: true },
+      tagsBefore: { type: [String], default: [] },
+    },
+    { versionKey: false, strict: 'throw', collection: 'post_events' },
+  ),
 );
-postEventSchema.index({ dueAt: 1 });
 
 export type PostEventModel = Model<PostEventRecord>;
 
