@@ -14,31 +14,13 @@
  */
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
-import { createOutbox, type OutboxEntry, withOutboxFields } from '@cs/outbox';
+import { createOutbox } from '@cs/outbox';
 import { tracedFetch } from '@cs/telemetry';
-import type { Connection, Model } from 'mongoose';
-import { Schema } from 'mongoose';
-import type { UserModel } from './model';
+import type { Connection } from 'mongoose';
+import { accountDeletionModel, type DeletionRecord, type UserModel } from './model';
 
 export const OWNERS = ['posts', 'notes', 'files'] as const;
 export type Owner = (typeof OWNERS)[number];
-
-interface DeletionRecord extends OutboxEntry {
-  /** The deleted user's id. */
-  _id: string;
-  /** Owners that have not confirmed yet. */
-  pending: Owner[];
-}
-
-const deletionSchema = withOutboxFields(
-  new Schema<DeletionRecord>(
-    {
-      _id: { type: String, required: true },
-      pending: { type: [String], required: true },
-    },
-    { strict: 'throw', versionKey: false, collection: 'account_deletions' },
-  ),
-);
 
 export interface AccountDeletions {
   /** Records the deletion of this user; idempotent. */
@@ -72,9 +54,7 @@ export function createAccountDeletions({
   timeoutMs: number;
   logger: Logger;
 }): AccountDeletions {
-  const deletions: Model<DeletionRecord> =
-    (connection.models.AccountDeletion as Model<DeletionRecord> | undefined) ??
-    connection.model<DeletionRecord>('AccountDeletion', deletionSchema);
+  const deletions = accountDeletionModel(connection);
 
   async function tell(owner: Owner, userId: string): Promise<void> {
     const token = signToken(userId, { secret, expiresIn: '5m' });

@@ -1,11 +1,14 @@
 /**
  * Every collection identity keeps, with its indexes: the accounts, their sessions and refresh
  * tokens (sessions.ts), the login throttle's counts (login-throttle.ts) and password reset's
- * tokens, used tokens and request counts (password-reset.ts). Records keyed by a hash or a user id
- * use `_id`, which every server, FerretDB included, answers from its index.
+ * tokens, used tokens and request counts (password-reset.ts), the revocation log
+ * (revocation-log.ts) and the outbox of account deletions (account-deletions.ts). Records keyed
+ * by a hash or a user id use `_id`, which every server, FerretDB included, answers from its index.
  */
 import { modelOf } from '@cs/mongo';
+import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema, type Types } from 'mongoose';
+import type { Owner } from './account-deletions';
 
 /** Options every collection here shares: unknown fields throw, no `__v`. */
 const strict = { strict: 'throw', versionKey: false } as const;
@@ -246,4 +249,30 @@ export type RevocationModel = Model<RevocationRecord>;
 
 export function revocationModel(connection: Connection): RevocationModel {
   return modelOf(connection, 'Revocation', revocationSchema);
+}
+
+// Account deletions (account-deletions.ts).
+
+/** A deleted account's entry in the deletions outbox (`@cs/outbox`), until every owner confirms. */
+export interface DeletionRecord extends OutboxEntry {
+  /** The deleted user's id. */
+  _id: string;
+  /** Owners that have not confirmed yet. */
+  pending: Owner[];
+}
+
+const deletionSchema = withOutboxFields(
+  new Schema<DeletionRecord>(
+    {
+      _id: { type: String, required: true },
+      pending: { type: [String], required: true },
+    },
+    { ...strict, collection: 'account_deletions' },
+  ),
+);
+
+export type DeletionModel = Model<DeletionRecord>;
+
+export function accountDeletionModel(connection: Connection): DeletionModel {
+  return modelOf(connection, 'AccountDeletion', deletionSchema);
 }
