@@ -19,3 +19,4 @@ export { type RouteRules, routeRules } from './route-rules';
 export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
 export { noBody, type RequestRule, requestRuleOf, validateBody, validateParam } from './validate';
+export { createWindowLimit, type WindowLimit, type WindowLimitOptions } from './window-limit';
