@@ -140,6 +140,7 @@ FRONTEND_ORIGIN=http://127.0.0.1:$gateway_port
 # Off for the traffic, which logs in all the time; step 8 brings the gateways up with limits.
 AUTH_RATE_LIMIT=0
 RATE_LIMIT=0
+PUBLIC_CHANGES_PER_MINUTE=0
 COMPOSE_PROFILES=ops
 OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:4318
 PROMETHEUS_PORT=$prometheus_port

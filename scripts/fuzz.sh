@@ -17,7 +17,7 @@ port="$(node_modules/.bin/node -e 'const s=require("net").createServer().listen(
 data="$root/.data/fuzz-$$"
 log="$data/launcher.log"
 mkdir -p "$data"
-PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 LOG_LEVEL=warn \
+PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 PUBLIC_CHANGES_PER_MINUTE=0 LOG_LEVEL=warn \
   node_modules/.bin/node dev/devstack/dist/src/start.js >"$log" 2>&1 &
 launcher=$!
 cleanup() { kill -TERM "$launcher" 2>/dev/null || true; wait "$launcher" 2>/dev/null || true; [ -n "${KEEP_FUZZ_DATA:-}" ] || rm -rf "$data"; }

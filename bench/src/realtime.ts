@@ -111,7 +111,7 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
     storage: o.storage,
     jwtSecret: o.jwtSecret,
     dbPrefix: o.dbPrefix,
-    env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: '4' },
+    env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0', BCRYPT_COST: '4' },
   });
   o.own(system);
   const gateway = new URL(system.gatewayUrl);

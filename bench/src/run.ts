@@ -213,7 +213,13 @@ async function main(): Promise<void> {
       storage: { endpoint: storage?.url ?? '', ...S3 },
       jwtSecret: SECRET,
       dbPrefix: `b${process.pid}_`,
-      env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: BCRYPT_COST },
+      env: {
+        LOG_LEVEL: 'warn',
+        AUTH_RATE_LIMIT: '0',
+        RATE_LIMIT: '0',
+        PUBLIC_CHANGES_PER_MINUTE: '0',
+        BCRYPT_COST: BCRYPT_COST,
+      },
     });
     owned.push(system);
     const gw = system.gatewayUrl;
@@ -569,7 +575,14 @@ async function main(): Promise<void> {
           jwtSecret: SECRET,
           dbPrefix: `b${process.pid}_`,
           metrics,
-          env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: BCRYPT_COST, ...env },
+          env: {
+            LOG_LEVEL: 'warn',
+            AUTH_RATE_LIMIT: '0',
+            RATE_LIMIT: '0',
+            PUBLIC_CHANGES_PER_MINUTE: '0',
+            BCRYPT_COST: BCRYPT_COST,
+            ...env,
+          },
         });
       const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl };
       const systems: Record<string, string> = { off: gw };

@@ -288,6 +288,7 @@ async function main(): Promise<void> {
       env: {
         LOG_LEVEL: 'warn',
         RATE_LIMIT: '0',
+        PUBLIC_CHANGES_PER_MINUTE: '0',
         AUTH_RATE_LIMIT: String(AUTH_LIMIT),
         // Counts kept for the whole run, so that the check at the end sees every request.
         RATE_WINDOW: '1h',

@@ -99,7 +99,13 @@ export async function runSessions(o: SessionsOptions): Promise<SessionsReport> {
       storage: o.storage,
       jwtSecret: o.jwtSecret,
       dbPrefix: `${o.dbPrefix}${name}_`,
-      env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', BCRYPT_COST: '4' },
+      env: {
+        LOG_LEVEL: 'warn',
+        AUTH_RATE_LIMIT: '0',
+        RATE_LIMIT: '0',
+        PUBLIC_CHANGES_PER_MINUTE: '0',
+        BCRYPT_COST: '4',
+      },
     });
   const [full, empty] = await Promise.all([systemOf('full'), systemOf('empty')]);
   o.own(full);

@@ -114,7 +114,7 @@ export async function startFaultSystem({
     storage: storageSettings,
     jwtSecret: TEST_JWT_SECRET,
     ...overrides,
-    env: { AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', ...overrides.env },
+    env: { AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0', ...overrides.env },
   });
   return {
     system,

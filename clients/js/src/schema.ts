@@ -289,7 +289,10 @@ export interface paths {
          * @description A draft only to its author.
          */
         get: operations["getPost"];
-        /** Change the title, body or status of the caller’s post */
+        /**
+         * Change the title, body or status of the caller’s post
+         * @description Publishing, unpublishing and editing a published post reach every reader: an account may make 60 such changes a minute (PUBLIC_CHANGES_PER_MINUTE), then 429 with Retry-After. Changes to drafts are not counted.
+         */
         put: operations["updatePost"];
         post?: never;
         /**

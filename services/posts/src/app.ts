@@ -8,10 +8,12 @@ import { createListing } from './listing';
 import { postEventModel, postModel } from './model';
 import { createPostEvents } from './post-events';
 import { createPosts } from './posts';
+import { createPublicChanges } from './public-changes';
 import { postRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'EVENTS_DISPATCH_DELAY'>>;
+  config: Pick<Config, 'JWT_SECRET'> &
+    Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'EVENTS_DISPATCH_DELAY' | 'PUBLIC_CHANGES_PER_MINUTE'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -32,7 +34,11 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
     logger,
     dispatchDelayMs: config.EVENTS_DISPATCH_DELAY,
   });
-  const posts = createPosts(model, turns, createListing(model, coldListBulkhead(config)), events);
+  const posts = createPosts(model, turns, {
+    listing: createListing(model, coldListBulkhead(config)),
+    events,
+    publicChanges: createPublicChanges(config),
+  });
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({

@@ -17,6 +17,11 @@ export const configSpec = {
    * to see the fallback at work: the fault tests crash the service between commit and send.
    */
   EVENTS_DISPATCH_DELAY: env.durationMs('0s', { allowZero: true }),
+  /**
+   * Changes to published posts (publish, unpublish, edit) one account may make a minute, per
+   * replica; then 429 (public-changes.ts). 0: no limit.
+   */
+  PUBLIC_CHANGES_PER_MINUTE: env.int(60, { min: 0 }),
   /** Public list pages computed from the database at once (the rest wait their client's turn). */
   LIST_COLD_CONCURRENCY: env.int(2, { min: 1, max: 64 }),
 };

@@ -9,7 +9,7 @@
  * is written before it, and tried right after it.
  */
 import { HttpError } from '@cs/errors';
-import type { PageQuery } from '@cs/koa';
+import type { PageQuery, WindowLimit } from '@cs/koa';
 import { type Change, type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { Listing } from './listing';
@@ -37,11 +37,19 @@ function concurrentChange(): HttpError {
   return new HttpError(409, messages.concurrentChange);
 }
 
-/**
- * `listing`: the public list, kept in memory and told of every change to a published post
- * (listing.ts) after it is written and before it is acknowledged. `events`: the change events.
- */
-export function createPosts(posts: PostModel, turns: Turns, listing: Listing, events: PostEvents) {
+export interface PostsDeps {
+  /**
+   * The public list, kept in memory and told of every change to a published post (listing.ts)
+   * after it is written and before it is acknowledged.
+   */
+  listing: Listing;
+  /** The change events (post-events.ts). */
+  events: PostEvents;
+  /** Changes to published posts, counted per account (public-changes.ts). */
+  publicChanges: WindowLimit;
+}
+
+export function createPosts(posts: PostModel, turns: Turns, { listing, events, publicChanges }: PostsDeps) {
   /** A post is its author's; anyone else's is as good as missing. */
   const owned = ownedDocuments(posts, turns, {
     subject: 'post',
@@ -95,17 +103,28 @@ export function createPosts(posts: PostModel, turns: Turns, listing: Listing, ev
       return toPost(record.toObject());
     },
 
-    /** Only the author's post. A change from draft to published also sets publishedAt. */
+    /**
+     * Only the author's post. A change from draft to published also sets publishedAt. A change
+     * that everyone sees is counted against the author's limit once, however many times a race
+     * makes it read the post again.
+     */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
+      let counted = false;
       const { before, after, prepared } = await owned.update(
         id,
         authorId,
-        (current) => ({
-          set:
-            changes.status === 'published' && current.status === 'draft'
-              ? { ...changes, publishedAt: new Date() }
-              : changes,
-        }),
+        (current) => {
+          if (!counted && (current.status === 'published' || changes.status === 'published')) {
+            publicChanges.take(authorId);
+            counted = true;
+          }
+          return {
+            set:
+              changes.status === 'published' && current.status === 'draft'
+                ? { ...changes, publishedAt: new Date() }
+                : changes,
+          };
+        },
         tell(id, authorId),
       );
       if (prepared) events.dispatch(prepared);

@@ -12,6 +12,7 @@ import { createListing } from '../src/listing';
 import { postEventModel, postModel } from '../src/model';
 import { createPostEvents } from '../src/post-events';
 import { createPosts, type Posts } from '../src/posts';
+import { createPublicChanges } from '../src/public-changes';
 import { newAuthor, type PostsHarness, seed, startPosts } from './helpers';
 
 let h: PostsHarness;
@@ -32,7 +33,12 @@ beforeAll(async () => {
       logger: h.logs.logger,
     });
     replicas.push(
-      createPosts(model, await createTurns(connection), createListing(model, coldListBulkhead({})), events),
+      createPosts(model, await createTurns(connection), {
+        listing: createListing(model, coldListBulkhead({})),
+        events,
+        // Races, not the per-account limit, are what this file is about: 80 publishes of one author.
+        publicChanges: createPublicChanges({ PUBLIC_CHANGES_PER_MINUTE: 0 }),
+      }),
     );
   }
 });

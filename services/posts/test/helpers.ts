@@ -16,6 +16,7 @@ import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
 import type { PostEvents } from '../src/post-events';
 import { createPosts, type Posts } from '../src/posts';
+import { createPublicChanges } from '../src/public-changes';
 
 export interface PostsHarness {
   app: Awaited<ReturnType<typeof createApp>>['app'];
@@ -46,7 +47,11 @@ export async function startPosts(file: string): Promise<PostsHarness> {
     bus: events.bus,
   });
   const model = postModel(db.connection);
-  const posts = createPosts(model, built.turns, createListing(model, coldListBulkhead({})), built.events);
+  const posts = createPosts(model, built.turns, {
+    listing: createListing(model, coldListBulkhead({})),
+    events: built.events,
+    publicChanges: createPublicChanges({}),
+  });
   const stop = async () => {
     events.close();
     await db.drop();
