@@ -13,7 +13,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
-import { markListingChanged } from '@cs/posts/dist/src/listing';
+import { markListingChanged } from '@cs/posts/operations';
 import mongoose, { Types } from 'mongoose';
 import type { PacedRequest, PacedResult, PacedSpec, PacedStream } from './paced-load';
 import { runScript } from './rounds';

@@ -31,7 +31,7 @@ import {
   waitFor,
   withDatabase,
 } from '@cs/devstack';
-import { markListingChanged } from '@cs/posts/dist/src/listing';
+import { markListingChanged } from '@cs/posts/operations';
 import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
