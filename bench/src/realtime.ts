@@ -14,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, startSystem } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave as interleaveRounds, runScript, type ScenarioOptions, summarize, type Variant } from './rounds';
@@ -101,8 +102,6 @@ async function post(url: string, token: string, method: 'POST' | 'PUT', body: un
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, string>;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
   const system: RunningSystem = await startSystem({

@@ -15,6 +15,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Child,
   ensureTools,
@@ -296,7 +297,7 @@ async function main(): Promise<void> {
         ...(mongo.postgres ? { postgres: memoryOf(processTree(mongo.postgres.pid)) } : {}),
       };
     };
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await sleep(3000);
     const idleMemory = memorySnapshot();
 
     // 10. The embedded default at volume: a post by id and the public list by tag through the
@@ -339,7 +340,7 @@ async function main(): Promise<void> {
         while (writing) {
           await changeListing();
           made += 1;
-          await new Promise((resolve) => setTimeout(resolve, CHANGE_EVERY_MS));
+          await sleep(CHANGE_EVERY_MS);
         }
         return made;
       })();

@@ -12,6 +12,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, startSystem } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
 import {
@@ -74,7 +75,7 @@ async function send(url: string, init: { method: string; body?: unknown; token?:
   const retryAfterS = Number(res.headers.get('retry-after'));
   if ((res.status === 429 || res.status === 503) && retryAfterS > 0 && tries > 1) {
     // Identity sheds password work when its line is full: the setup waits as it is told.
-    await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000));
+    await sleep(retryAfterS * 1000);
     return send(url, init, tries - 1);
   }
   if (!res.ok) throw new Error(`${init.method} ${url}: ${res.status} ${text}`);
@@ -133,7 +134,7 @@ export async function runSessions(o: SessionsOptions): Promise<SessionsReport> {
   const logEntries = Number((log as unknown as { last: number }).last);
   o.log(`bench: 12 sessions: ${logEntries} revocations logged`);
   // A second or two for every process to read them.
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  await sleep(3000);
 
   const readerOf = async (system: RunningSystem, name: string) =>
     String((await register(system.gatewayUrl, name)).token);

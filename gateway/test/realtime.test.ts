@@ -3,6 +3,7 @@
  * its write is answered, a quiet stream outlives the gateway's stream timeout on its keepalives,
  * the configured front-end origin may read a stream, and a ticket names its caller once.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSystem } from '@cs/devstack';
 import { api, StreamReader, startTestSystem, TEST_FRONTEND_ORIGIN } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
@@ -57,7 +58,7 @@ async function arrival(reader: StreamReader, kind: string, id: string, from: num
   while (Date.now() < deadline) {
     const found = reader.events.find((e) => e.event === kind && (e.data as { _id?: string })._id === id);
     if (found) return { event: found, afterMs: Date.now() - from };
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
   return undefined;
 }
@@ -117,7 +118,7 @@ describe('realtime, through the gateway', () => {
 
   it('when a stream is quiet for longer than the gateway stream timeout, then its keepalives keep it open', async () => {
     const reader = await open('topics=posts&tag=nothing-is-tagged-so');
-    await new Promise((resolve) => setTimeout(resolve, 3 * STREAM_TIMEOUT_MS));
+    await sleep(3 * STREAM_TIMEOUT_MS);
 
     expect(reader.response.status).toBe(200);
     expect(reader.ended).toBe(false);

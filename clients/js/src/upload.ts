@@ -142,6 +142,7 @@ const refused = (status: number) =>
     ? new NetworkError('Storage could not be reached (or did not allow this origin)', 'storage')
     : new StorageError(`Storage refused the upload (HTTP ${status})`, status);
 
+// Its own sleep: this library runs in browsers, which have no `node:timers/promises`.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const MEMO = 'content-service.upload:';

@@ -4,6 +4,7 @@
  * here), revocation, `reset`, refused requests and unsubscribing.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSystem } from '@cs/devstack';
 import { eventually, startTestSystem } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -128,7 +129,7 @@ describe('subscribe', () => {
       async () => r.log.length,
       (n) => n >= 3,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(r.log).toEqual(['posts.upsert one published', 'posts.upsert two published', `posts.remove ${post._id}`]);
   });
 
@@ -161,7 +162,7 @@ describe('subscribe', () => {
       async () => r.log.length,
       (n) => n >= 4,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     // The first note's changes in the order they were made; the other note's once (order is
     // promised per document).
     expect(r.log.filter((e) => e !== 'notes.upsert third')).toEqual([
@@ -186,7 +187,7 @@ describe('subscribe', () => {
     for (let i = 0; Date.now() < until; i++) {
       titles.push(`n${i}`);
       await client.notes.create({ title: `n${i}` });
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await sleep(400);
     }
 
     await eventually(
@@ -267,7 +268,7 @@ describe('subscribe', () => {
       async () => r.statuses.at(-1),
       (s) => s === 'ended',
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toBeInstanceOf(ApiError);
     expect((r.errors[0] as ApiError).status).toBe(400);
@@ -288,7 +289,7 @@ describe('subscribe', () => {
 
     stop();
     await client.notes.create({ title: 'after' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     expect(r.log).toEqual(['notes.upsert before']);
     expect(r.statuses.at(-1)).toBe('ended');
   });

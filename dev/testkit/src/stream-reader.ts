@@ -2,6 +2,8 @@
  * A stream of Server-Sent Events as a fetch-based client reads it: its events as they come, its
  * comment lines, and its end. Reads the wire format itself, so that tests see what is sent.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 export interface ReceivedEvent {
   id?: string;
   event?: string;
@@ -33,14 +35,14 @@ export class StreamReader {
   async waitFor(count: number, timeoutMs = 5_000): Promise<ReceivedEvent[]> {
     const deadline = Date.now() + timeoutMs;
     while (this.events.length < count && !this.ended && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10);
     }
     return this.events;
   }
 
   async waitForEnd(timeoutMs = 5_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.ended && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!this.ended && Date.now() < deadline) await sleep(10);
     return this.ended;
   }
 

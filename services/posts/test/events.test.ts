@@ -2,6 +2,7 @@
  * The change events of posts on the bus (a Redis stream of this test's own): what each write
  * tells, to whom, and that a write whose process died before telling is still told.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoredEvent } from '@cs/event-bus';
 import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -48,7 +49,7 @@ describe('what a write tells', () => {
     const id = await createDraft();
 
     const events = await eventsOf(id, 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(told(await eventsOf(id, 1))).toEqual(['my-posts.upsert']);
     expect(events[0]).toMatchObject({ owner: author.id, data: { _id: id, status: 'draft', title: 'A post' } });
   });
@@ -85,7 +86,7 @@ describe('what a write tells', () => {
     await h.http.delete(`/api/posts/${id}`).set(author.auth).expect(204);
 
     const events = await eventsOf(id, 2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(told(await eventsOf(id, 2))).toEqual(['my-posts.upsert', 'my-posts.remove']);
     expect(events[1]).toMatchObject({ owner: author.id, data: { _id: id } });
   });
@@ -127,7 +128,7 @@ describe('a published post whose tags are replaced', () => {
     await eventsOf(id, 1);
     await h.http.put(`/api/posts/${id}/tags`).set(author.auth).send({ tags: [] }).expect(200);
     await eventsOf(id, 2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(told(await eventsOf(id, 2))).toEqual(['my-posts.upsert', 'my-posts.upsert']);
   });
 });
@@ -152,7 +153,7 @@ describe('a write whose process died before telling', () => {
     await h.postEvents.drain();
 
     await eventsOf(id, 3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     expect(told(await eventsOf(id, 3))).toEqual(['my-posts.upsert', 'my-posts.upsert', 'posts.upsert']);
   });
 });

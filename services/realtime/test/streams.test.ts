@@ -2,6 +2,7 @@
  * The realtime service through HTTP, with a real Redis as its bus: events are published here as
  * the posts and notes services publish them.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newUserId, StreamReader, TEST_JWT_SECRET, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RETENTION, type RealtimeHarness, startRealtime } from './helpers';
@@ -39,7 +40,7 @@ async function open(query: string, headers: Record<string, string> = {}) {
   // Joined once its first comment line comes (`: open`, sent as it joins).
   const deadline = Date.now() + 3_000;
   while (reader.response.ok && reader.comments === 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   return reader;
 }
@@ -86,7 +87,7 @@ describe('GET /api/realtime: the events', () => {
       data: { _id: `post-${published}`, title: `post ${published}`, tags: ['news'] },
     });
     // Keepalives every 300 ms here.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await sleep(700);
     expect(reader.keepalives).toBeGreaterThan(0);
   });
 
@@ -131,7 +132,7 @@ describe('GET /api/realtime: the events', () => {
     const mine = await publishNote(me);
 
     const events = await reader.waitFor(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(events.map((e) => e.id)).toEqual([mine]);
     expect(names(events)).toEqual(['notes.upsert']);
   });
@@ -166,7 +167,7 @@ describe('resuming with Last-Event-ID', () => {
     const expected = [...before, ...(await during)];
 
     const events = await reader.waitFor(expected.length);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(reader.events.map((e) => e.id)).toEqual(expected);
     expect(events.length).toBe(expected.length);
   });
