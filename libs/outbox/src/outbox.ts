@@ -27,7 +27,8 @@
  * - with `orderBy`, entries about one document (one value of that field) are handled one at a
  *   time in the order they were written (`createdAt`, then `_id`): a later entry waits while an
  *   earlier one is there, in backoff too;
- * - polling (`start`) is only the fallback, for entries no live process dispatched or retried;
+ * - polling (`start`) is only the fallback, for entries no live process dispatched or retried:
+ *   it leaves an entry never tried to its dispatch for FIRST_TRY_MS;
  * - the backlog is served as `outbox_entries` and `outbox_oldest_entry_age_seconds{outbox=name}`.
  */
 
@@ -49,6 +50,12 @@ export function isSettled(entry: Pick<OutboxEntry, 'createdAt'>, now = Date.now(
 }
 /** How long a taken try is left to its taker before another worker may take the next. */
 export const LEASE_MS = 30_000;
+/**
+ * A poll leaves an entry this young, never tried, to the dispatch that follows its write: taken by
+ * a poll before that write lands, its try would fail and send it into a backoff the dispatch then
+ * waits out.
+ */
+export const FIRST_TRY_MS = 1_000;
 /** Dispatched entries kept waiting for an earlier one, at most. */
 const MAX_WAITING = 1_000;
 /** Entries read per query of a pass. */
@@ -91,7 +98,10 @@ export interface Outbox<E extends OutboxEntry> {
   dispatch(entry: E): void;
   /** Tries due entries, oldest due first, at most `limit`; how many were done. */
   drain(limit?: number): Promise<number>;
-  /** Polls every `intervalMs`; returns the function that stops it and waits for tries under way. */
+  /**
+   * Drains every `intervalMs`, leaving entries younger than FIRST_TRY_MS and never tried to their
+   * dispatch; returns the function that stops it and waits for tries under way.
+   */
   start(intervalMs: number): () => Promise<void>;
   /** How many entries wait, and since when the oldest does. */
   backlog(): Promise<{ entries: number; oldest?: Date }>;
@@ -218,34 +228,12 @@ export function createOutbox<E extends OutboxEntry>({
       delayed.add(timer);
     },
 
-    async drain(limit = 100) {
-      let done = 0;
-      let taken = 0;
-      while (taken < limit) {
-        const readAt = Date.now();
-        const due = await entries
-          .find({ dueAt: trusted({ $lte: new Date(readAt) }) } as never)
-          .sort({ dueAt: 1 })
-          .limit(Math.min(BATCH, limit - taken))
-          .lean<E[]>();
-        let takenNow = 0;
-        for (const entry of due) {
-          const outcome = await attempt(entry, readAt, false);
-          if (outcome === 'not taken') continue;
-          takenNow += 1;
-          if (outcome === 'done') done += 1;
-        }
-        // Nothing due, or all of it taken by other workers or waiting its turn: this pass is over.
-        if (takenNow === 0) break;
-        taken += takenNow;
-      }
-      return done;
-    },
+    drain: (limit = 100) => pass(limit, 0),
 
     start(intervalMs) {
       const stopPolling = repeatEvery(
         intervalMs,
-        () => self.drain(),
+        () => pass(100, FIRST_TRY_MS),
         (err) => logger.warn({ err, outbox: name }, `${what} pass failed`),
       );
       return async () => {
@@ -258,6 +246,32 @@ export function createOutbox<E extends OutboxEntry>({
 
     backlog: () => backlogOf(entries),
   };
+
+  /** Tries due entries, oldest due first, at most `limit`, but those never tried younger than `leaveMs`. */
+  async function pass(limit: number, leaveMs: number): Promise<number> {
+    let done = 0;
+    let taken = 0;
+    while (taken < limit) {
+      const readAt = Date.now();
+      const due = await entries
+        .find({ dueAt: trusted({ $lte: new Date(readAt) }) } as never)
+        .sort({ dueAt: 1 })
+        .limit(Math.min(BATCH, limit - taken))
+        .lean<E[]>();
+      let takenNow = 0;
+      for (const entry of due) {
+        if ((entry.attempts ?? 0) === 0 && readAt - entry.createdAt.getTime() < leaveMs) continue;
+        const outcome = await attempt(entry, readAt, false);
+        if (outcome === 'not taken') continue;
+        takenNow += 1;
+        if (outcome === 'done') done += 1;
+      }
+      // Nothing due, or all of it taken by other workers or waiting its turn: this pass is over.
+      if (takenNow === 0) break;
+      taken += takenNow;
+    }
+    return done;
+  }
   watchOutbox(name, self.backlog);
   return self;
 }

@@ -244,6 +244,38 @@ describe('dispatch', () => {
   });
 });
 
+describe('a poll beside a dispatch', () => {
+  it('when polls come between an entry and the write it announces, then they leave the entry to its dispatch', async () => {
+    const name = fresh();
+    let written = false;
+    const tries: string[] = [];
+    const outbox = createOutbox({
+      name,
+      entries: jobs(name),
+      what: 'job',
+      logger,
+      async handle() {
+        tries.push(written ? 'written' : 'not yet');
+        // As a handler does whose document does not show the write yet: tried again later.
+        if (!written) throw new Error('the write has not landed yet');
+      },
+    });
+    const stop = outbox.start(20);
+    try {
+      const entry = await outbox.enqueue({ doc: 'late', step: 0 });
+      await sleep(200); // polls come and go while the domain write is still on its way
+      written = true;
+      outbox.dispatch(entry);
+      await eventually('the dispatched try', () => tries.includes('written'), Boolean, { everyMs: 10 });
+
+      // No poll tried it before its write: none sent it into a backoff for the dispatch to wait out.
+      expect(tries).toEqual(['written']);
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe('an entry named by its _id', () => {
   it('when it is enqueued twice, then one entry is kept as first written, and both enqueues answer it', async () => {
     const model = jobs(fresh());
