@@ -1,7 +1,8 @@
 /**
  * Accounts deleted in identity, as one service knows them: a tombstone `{_id: userId, deletedAt}`
- * in its own database (`deleted_accounts`), written before the user's data is purged. Tokens
- * cannot be revoked, so the tombstone is what refuses a deleted user's writes (`@cs/koa`
+ * in its own database (`deleted_accounts`), written before the user's data is purged. A deleted
+ * user's tokens are revoked too, but the revocation reaches each process within a second or so;
+ * the tombstone refuses the user's writes from the moment the service is told (`@cs/koa`
  * refuseDeletedAccounts); every lookup is by `_id`, which every server answers from its index.
  */
 import type { Connection } from 'mongoose';
