@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with the token from the e-mail
-         * @description A token works once, until it expires or a newer one is sent; any other is 400 with one message. Every session of the account ends.
+         * @description A token works once, until it expires or a newer one is sent; any other is 400 with one message. Every session of the account ends, and its access tokens are refused within about a second.
          */
         post: operations["confirmPasswordReset"];
         delete?: never;

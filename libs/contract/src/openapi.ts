@@ -550,7 +550,7 @@ export const openApiDocument = {
         id: 'confirmPasswordReset',
         summary: 'Set a new password with the token from the e-mail',
         description:
-          'A token works once, until it expires or a newer one is sent; any other is 400 with one message. Every session of the account ends.',
+          'A token works once, until it expires or a newer one is sent; any other is 400 with one message. Every session of the account ends, and its access tokens are refused within about a second.',
         tag: 'auth',
         auth: 'none',
         body: ref('PasswordResetConfirm'),
