@@ -6,6 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, connect as dial, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -147,4 +148,71 @@ export function recordFigures(scenario: string, figures: Record<string, unknown>
   const dir = process.env.FAULTS_FIGURES_DIR ?? join(REPO_ROOT, '.data', 'faults-figures');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${scenario}.json`), `${JSON.stringify({ scenario, ...figures }, null, 2)}\n`);
+}
+
+/**
+ * A TCP relay in front of a real server (Redis, say: any protocol), for a test that cuts a
+ * process off from it without touching either: the process is pointed at `url`, and every byte
+ * goes on both ways as it is until `hold`. From then on, what the process sends is read and
+ * dropped at the relay: none of it ever reaches the server (nothing is left in a buffer to go on
+ * later), and the process sees a connection that is open and silent.
+ */
+export interface TcpRelay {
+  /** `target` with the relay's host and port in its place: where the process is pointed. */
+  readonly url: string;
+  /** Drops from now on whatever the relay's clients send. */
+  hold(): void;
+  /** Bytes the relay's clients sent while held, all dropped. */
+  readonly dropped: number;
+  close(): Promise<void>;
+}
+
+export async function startTcpRelay(target: string): Promise<TcpRelay> {
+  const to = new URL(target);
+  let held = false;
+  let dropped = 0;
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  };
+  const server = createServer((client) => {
+    const upstream = dial(Number(to.port), to.hostname);
+    track(client);
+    track(upstream);
+    client.on('data', (chunk: Buffer) => {
+      if (held) {
+        dropped += chunk.length;
+        return;
+      }
+      if (!upstream.write(chunk)) {
+        client.pause();
+        upstream.once('drain', () => client.resume());
+      }
+    });
+    upstream.pipe(client);
+    // Either end gone: so is the other (a killed process's connection ends at the server too).
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString().replace(/\/$/, ''),
+    hold() {
+      held = true;
+    },
+    get dropped() {
+      return dropped;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

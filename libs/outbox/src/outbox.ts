@@ -79,11 +79,6 @@ export interface OutboxOptions<E extends OutboxEntry> {
   what: string;
   logger: Logger;
   leaseMs?: number;
-  /**
-   * How long `dispatch` waits before its try (0: at once). Only ever longer in a deliberate
-   * set-up (a fault test's crash between commit and send): polling finds what was not tried.
-   */
-  dispatchDelayMs?: number;
 }
 
 export interface Outbox<E extends OutboxEntry> {
@@ -117,15 +112,12 @@ export function createOutbox<E extends OutboxEntry>({
   what,
   logger,
   leaseMs = LEASE_MS,
-  dispatchDelayMs = 0,
 }: OutboxOptions<E>): Outbox<E> {
   const leases = createLeases(entries.db, name, { leaseMs });
   const idOf = (entry: E) => String(entry._id);
   /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
   const waiting = new Map<string, E>();
   const running = new Set<Promise<unknown>>();
-  /** Dispatches waiting out `dispatchDelayMs`: dropped on stop (polling finds their entries). */
-  const delayed = new Set<NodeJS.Timeout>();
   let ordered: Promise<unknown> | undefined;
 
   const background = (work: Promise<unknown>) => {
@@ -219,13 +211,7 @@ export function createOutbox<E extends OutboxEntry>({
     },
 
     dispatch(entry) {
-      if (dispatchDelayMs <= 0) return background(attempt(entry, Date.now(), true));
-      const timer = setTimeout(() => {
-        delayed.delete(timer);
-        background(attempt(entry, Date.now(), true));
-      }, dispatchDelayMs);
-      timer.unref();
-      delayed.add(timer);
+      background(attempt(entry, Date.now(), true));
     },
 
     drain: (limit = 100) => pass(limit, 0),
@@ -238,8 +224,6 @@ export function createOutbox<E extends OutboxEntry>({
       );
       return async () => {
         await stopPolling();
-        for (const timer of delayed) clearTimeout(timer);
-        delayed.clear();
         await Promise.all([...running]);
       };
     },

@@ -13,8 +13,7 @@ import { createReleaseOutbox } from './release-outbox';
 import { noteRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'> &
-    Partial<Pick<Config, 'EVENTS_DISPATCH_DELAY'>>;
+  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -36,13 +35,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   });
   const secret = config.JWT_SECRET;
   const outbox = createReleaseOutbox({ pending, notes, files, secret, logger });
-  const events = createNoteEvents({
-    entries: eventEntries,
-    notes,
-    bus,
-    logger,
-    dispatchDelayMs: config.EVENTS_DISPATCH_DELAY,
-  });
+  const events = createNoteEvents({ entries: eventEntries, notes, bus, logger });
   const domain = createNotes({ notes, files, outbox, events, turns });
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({

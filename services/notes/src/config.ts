@@ -22,11 +22,6 @@ export const configSpec = {
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   /** How often change events no live process sent are looked for (the outbox's fallback). */
   EVENTS_INTERVAL: env.durationMs('5s'),
-  /**
-   * How long after its write a change event is first tried (0: at once, the default). Longer only
-   * to see the fallback at work: the fault tests crash the service between commit and send.
-   */
-  EVENTS_DISPATCH_DELAY: env.durationMs('0s', { allowZero: true }),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

@@ -27,14 +27,11 @@ export function createNoteEvents({
   notes,
   bus,
   logger,
-  dispatchDelayMs,
 }: {
   entries: NoteEventModel;
   notes: NoteModel;
   bus: EventBus;
   logger: Logger;
-  /** EVENTS_DISPATCH_DELAY: see the service's config. */
-  dispatchDelayMs?: number;
 }) {
   const outbox = createOutbox({
     name: 'note_events',
@@ -42,7 +39,6 @@ export function createNoteEvents({
     what: 'note event',
     orderBy: 'noteId',
     logger,
-    dispatchDelayMs,
     async handle(entry) {
       const { noteId, authorId } = entry;
       // A null may not be stored at all (the outbox writes entries with $setOnInsert).

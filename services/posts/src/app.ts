@@ -12,8 +12,7 @@ import { createPublicChanges } from './public-changes';
 import { postRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET'> &
-    Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'EVENTS_DISPATCH_DELAY' | 'PUBLIC_CHANGES_PER_MINUTE'>>;
+  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'PUBLIC_CHANGES_PER_MINUTE'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -27,13 +26,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const eventEntries = postEventModel(connection);
   await Promise.all([model.init(), eventEntries.init()]);
   const turns = await createTurns(connection);
-  const events = createPostEvents({
-    entries: eventEntries,
-    posts: model,
-    bus,
-    logger,
-    dispatchDelayMs: config.EVENTS_DISPATCH_DELAY,
-  });
+  const events = createPostEvents({ entries: eventEntries, posts: model, bus, logger });
   const posts = createPosts(model, turns, {
     listing: createListing(model, coldListBulkhead(config)),
     events,

@@ -13,11 +13,6 @@ export const configSpec = {
   /** How often change events no live process sent are looked for (the outbox's fallback). */
   EVENTS_INTERVAL: env.durationMs('5s'),
   /**
-   * How long after its write a change event is first tried (0: at once, the default). Longer only
-   * to see the fallback at work: the fault tests crash the service between commit and send.
-   */
-  EVENTS_DISPATCH_DELAY: env.durationMs('0s', { allowZero: true }),
-  /**
    * Changes to published posts (publish, unpublish, edit) one account may make a minute, per
    * replica; then 429 (public-changes.ts). 0: no limit.
    */

@@ -45,14 +45,11 @@ export function createPostEvents({
   posts,
   bus,
   logger,
-  dispatchDelayMs,
 }: {
   entries: PostEventModel;
   posts: PostModel;
   bus: EventBus;
   logger: Logger;
-  /** EVENTS_DISPATCH_DELAY: see the service's config. */
-  dispatchDelayMs?: number;
 }) {
   const outbox = createOutbox({
     name: 'post_events',
@@ -60,7 +57,6 @@ export function createPostEvents({
     what: 'post event',
     orderBy: 'postId',
     logger,
-    dispatchDelayMs,
     async handle(entry) {
       const record = await posts.findById(entry.postId, `${POST_FIELDS} version`).lean<PostRecord>();
       const { postId, authorId } = entry;
