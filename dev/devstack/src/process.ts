@@ -1,8 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { get } from 'node:http';
 import { createServer, Socket } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The repository's root: dev/devstack/dist/src → four levels up. */
@@ -90,6 +102,40 @@ const LOWEST_PORT = 15_000;
 /** Never the same port twice from one process, even once the first is closed again. */
 const handedOut = new Set<number>();
 
+/**
+ * Ports handed out lately by any launcher on this machine, a file each. Two launchers (two jest
+ * workers, a loop beside a suite) each find a port free a moment ago; both would hand it out, one
+ * child would fail with EADDRINUSE, and the other launcher's health check would be answered by
+ * the first launcher's process, a system wired to another's server. A claim is made with O_EXCL,
+ * so one launcher gets each port; it lasts far longer than a system takes to bind its ports.
+ */
+const CLAIMS_DIR = join(tmpdir(), 'cs-devstack-ports');
+const CLAIM_MS = 10 * 60_000;
+let pruned = false;
+
+/** Whether this process now holds the claim on `port`. */
+function claim(port: number): boolean {
+  mkdirSync(CLAIMS_DIR, { recursive: true });
+  if (!pruned) {
+    pruned = true;
+    for (const name of readdirSync(CLAIMS_DIR)) {
+      const file = join(CLAIMS_DIR, name);
+      try {
+        if (Date.now() - statSync(file).mtimeMs > CLAIM_MS) unlinkSync(file);
+      } catch {
+        // Another launcher pruned it first.
+      }
+    }
+  }
+  try {
+    writeFileSync(join(CLAIMS_DIR, String(port)), String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
 function canBind(port: number): Promise<boolean> {
   return new Promise((resolveBound) => {
     const server = createServer();
@@ -99,13 +145,21 @@ function canBind(port: number): Promise<boolean> {
   });
 }
 
-/** A port free a moment ago, below the ephemeral range (see `ephemeralStart`). */
-export async function freePort(): Promise<number> {
-  const highest = ephemeralStart() - 1;
-  if (highest - LOWEST_PORT < 1000) return osPort(); // a range set unusually low: the OS chooses
+/**
+ * A port free a moment ago and claimed by no other launcher, below the ephemeral range (see
+ * `ephemeralStart`), or within the range given.
+ */
+export async function freePort({
+  lowest = LOWEST_PORT,
+  highest = ephemeralStart() - 1,
+}: {
+  lowest?: number;
+  highest?: number;
+} = {}): Promise<number> {
+  if (highest < lowest) return osPort(); // a range set unusually low: the OS chooses
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = LOWEST_PORT + Math.floor(Math.random() * (highest - LOWEST_PORT + 1));
-    if (handedOut.has(port) || !(await canBind(port))) continue;
+    const port = lowest + Math.floor(Math.random() * (highest - lowest + 1));
+    if (handedOut.has(port) || !(await canBind(port)) || !claim(port)) continue;
     handedOut.add(port);
     return port;
   }
