@@ -18,6 +18,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Child, freePort, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave, type LoadSummary, runScript, summarize } from './rounds';
 import { pairedRatio, round } from './stats';
@@ -64,9 +65,7 @@ async function start(name: Build['name'], dir: string): Promise<Build> {
       DEV_DATA_DIR: dataDir,
       JWT_SECRET: `ab-secret-${'x'.repeat(40)}`,
       LOG_LEVEL: 'warn',
-      AUTH_RATE_LIMIT: '0',
-      RATE_LIMIT: '0',
-      PUBLIC_CHANGES_PER_MINUTE: '0',
+      ...LIMITS_OFF,
       BCRYPT_COST,
       // Each launcher starts servers of its own: none named by our environment.
       MONGO_URL: undefined,

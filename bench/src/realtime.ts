@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, startSystem } from '@cs/devstack';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave as interleaveRounds, runScript, type ScenarioOptions, summarize, type Variant } from './rounds';
 import { rssMb } from './rss';
@@ -110,7 +111,7 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
     storage: o.storage,
     jwtSecret: o.jwtSecret,
     dbPrefix: o.dbPrefix,
-    env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0', BCRYPT_COST: '4' },
+    env: { LOG_LEVEL: 'warn', ...LIMITS_OFF, BCRYPT_COST: '4' },
   });
   o.own(system);
   const gateway = new URL(system.gatewayUrl);

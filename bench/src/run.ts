@@ -36,6 +36,7 @@ import { markListingChanged } from '@cs/posts/operations';
 import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { type RealtimeReport, realtimeRows, runRealtime } from './realtime';
 import {
@@ -216,9 +217,7 @@ async function main(): Promise<void> {
       dbPrefix: `b${process.pid}_`,
       env: {
         LOG_LEVEL: 'warn',
-        AUTH_RATE_LIMIT: '0',
-        RATE_LIMIT: '0',
-        PUBLIC_CHANGES_PER_MINUTE: '0',
+        ...LIMITS_OFF,
         BCRYPT_COST: BCRYPT_COST,
       },
     });
@@ -578,9 +577,7 @@ async function main(): Promise<void> {
           metrics,
           env: {
             LOG_LEVEL: 'warn',
-            AUTH_RATE_LIMIT: '0',
-            RATE_LIMIT: '0',
-            PUBLIC_CHANGES_PER_MINUTE: '0',
+            ...LIMITS_OFF,
             BCRYPT_COST: BCRYPT_COST,
             ...env,
           },

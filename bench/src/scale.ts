@@ -40,6 +40,7 @@ import {
   startSystem,
 } from '@cs/devstack';
 import { type CpuSnapshot, type CpuWindow, cpuBetween, cpuSnapshot, type ProcessGroups } from './cpu';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave as interleaveRounds, type Variant } from './rounds';
 import { median, pairedRatio, round } from './stats';
@@ -287,8 +288,7 @@ async function main(): Promise<void> {
       dbPrefix: `s${process.pid}_`,
       env: {
         LOG_LEVEL: 'warn',
-        RATE_LIMIT: '0',
-        PUBLIC_CHANGES_PER_MINUTE: '0',
+        ...LIMITS_OFF,
         AUTH_RATE_LIMIT: String(AUTH_LIMIT),
         // Counts kept for the whole run, so that the check at the end sees every request.
         RATE_WINDOW: '1h',

@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, startSystem } from '@cs/devstack';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import {
   interleave as interleaveRounds,
@@ -102,9 +103,7 @@ export async function runSessions(o: SessionsOptions): Promise<SessionsReport> {
       dbPrefix: `${o.dbPrefix}${name}_`,
       env: {
         LOG_LEVEL: 'warn',
-        AUTH_RATE_LIMIT: '0',
-        RATE_LIMIT: '0',
-        PUBLIC_CHANGES_PER_MINUTE: '0',
+        ...LIMITS_OFF,
         BCRYPT_COST: '4',
       },
     });

@@ -30,6 +30,7 @@ import {
   startStorage,
   startSystem,
 } from '@cs/devstack';
+import { LIMITS_OFF } from './limits-off';
 import { rssMb } from './rss';
 import { Traffic } from './traffic';
 
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
       mongoUrl: mongo.url,
       storage: { endpoint: storage.url, ...S3 },
       jwtSecret: randomBytes(32).toString('hex'),
-      env: { LOG_LEVEL: 'warn', AUTH_RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0', RATE_LIMIT: '0' },
+      env: { LOG_LEVEL: 'warn', ...LIMITS_OFF },
       nodeArgs: ['--trace-gc'],
     });
 
