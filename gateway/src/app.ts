@@ -138,7 +138,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
   app.use(bodyLimit(config.BODY_LIMIT_BYTES));
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
-    if (!authGuard(found.auth, tokens, req, res)) return;
+    if (!(await authGuard(found.auth, tokens, req, res))) return;
     // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
     const read = await readBody(req, config.BODY_LIMIT_BYTES);

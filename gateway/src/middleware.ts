@@ -67,10 +67,10 @@ export function bodyLimit(maxBytes: number) {
  * included), so a bad request is answered here. The header is forwarded untouched: each service
  * verifies it again.
  */
-export function authGuard(rule: AuthRule, tokens: TokenVerifier, req: Request, res: Response): boolean {
+export async function authGuard(rule: AuthRule, tokens: TokenVerifier, req: Request, res: Response): Promise<boolean> {
   if (rule === 'none' || (rule === 'optional' && req.headers.authorization === undefined)) return true;
   try {
-    tokens.userIdFromAuthorization(req.headers.authorization);
+    await tokens.userIdFromAuthorization(req.headers.authorization);
     return true;
   } catch (err) {
     const e = err instanceof HttpError ? err : new HttpError(401, messages.invalidToken);

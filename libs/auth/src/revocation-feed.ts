@@ -44,7 +44,6 @@ export function followRevocations(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let failing = 0;
-  const waiting: (() => void)[] = [];
   followed.add(list);
 
   const readAll = async () => {
@@ -59,7 +58,6 @@ export function followRevocations(
       await readAll();
       if (failing > 0) logger.info({ failedReads: failing }, 'revocations: the feed answers again');
       failing = 0;
-      for (const resolve of waiting.splice(0)) resolve();
     } catch (err) {
       failing += 1;
       // The first failure, then one in sixty: a down feed is logged, not flooded.
@@ -79,7 +77,9 @@ export function followRevocations(
       clearTimeout(timer);
       followed.delete(list);
     },
-    caughtUp: () => (list.currentAt !== undefined ? Promise.resolve() : new Promise((r) => waiting.push(r))),
+    caughtUp: async () => {
+      await list.whenCurrent();
+    },
   };
 }
 

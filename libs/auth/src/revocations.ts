@@ -61,6 +61,8 @@ export class RevocationList {
   seq = 0;
   /** When the list was last up to date with the log (ms since the epoch); undefined: never yet. */
   currentAt: number | undefined;
+  /** Who waits for the list's first time up to date (whenCurrent). */
+  private readonly waiting = new Set<() => void>();
 
   /** Applies a batch of the log; `caughtUp` when it ends at the log's last entry. */
   apply({ entries, last }: RevocationBatch, now = Date.now()): { caughtUp: boolean } {
@@ -80,8 +82,29 @@ export class RevocationList {
     }
     if (now - this.forgottenAt > FORGET_EVERY_MS) this.forgetExpired(now);
     const caughtUp = this.seq >= last;
-    if (caughtUp) this.currentAt = now;
+    if (caughtUp) {
+      this.currentAt = now;
+      for (const wake of this.waiting) wake();
+    }
     return { caughtUp };
+  }
+
+  /**
+   * True once the list has been up to date with the log, at once when it already has; false when
+   * it still has not after `withinMs` (no limit when not given).
+   */
+  whenCurrent(withinMs?: number): Promise<boolean> {
+    if (this.currentAt !== undefined) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const settle = (current: boolean) => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve(current);
+      };
+      const wake = () => settle(true);
+      const timer = withinMs === undefined ? undefined : setTimeout(() => settle(false), withinMs).unref();
+      this.waiting.add(wake);
+    });
   }
 
   /** Whether this token (already verified: its signature and its expiry) was revoked. */

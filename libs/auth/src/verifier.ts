@@ -2,8 +2,11 @@
  * How the gateway and every service check a client's access token: the signature, the expiry and
  * the claims (tokens.ts), then the revocation list in memory (revocations.ts). No database read.
  *
- * A process that has not yet read the list once cannot tell a revoked token from a good one: it
- * answers 503 with Retry-After, and its readiness says so, rather than let a revoked token through.
+ * A process that has not yet read the list once cannot tell a revoked token from a good one. A
+ * request that comes then waits for the first read, up to FIRST_READ_WAIT_MS: a new replica that a
+ * balancer or Docker's DNS sends requests to before its first read (tens of ms after it listens)
+ * answers them as late as that, not with an error. Past the wait (identity is away) it answers 503
+ * with Retry-After, and its readiness says so, rather than let a revoked token through.
  * Once it has, a feed that stops answering leaves it on the list it has: tokens revoked since are
  * let through while the feed is down, and the operator is told (a metric, and a notice in
  * readiness, after STALE_AFTER_MS).
@@ -14,10 +17,15 @@ import { bearerToken, verifyClaims } from './tokens';
 
 /** Past this without being up to date, the list is stale: the revocation bound no longer holds. */
 export const STALE_AFTER_MS = 5_000;
+/** How long a request waits for the list's first read before it gets 503. */
+export const FIRST_READ_WAIT_MS = 2_000;
 
 export interface TokenVerifier {
-  /** The user id of a request's `Authorization` header; throws 401 (or 503 before the list is read). */
-  userIdFromAuthorization(header: string | undefined): string;
+  /**
+   * The user id of a request's `Authorization` header; rejects with 401, or with 503 when the list
+   * has not been read within FIRST_READ_WAIT_MS.
+   */
+  userIdFromAuthorization(header: string | undefined): Promise<string>;
   /** Whether the process can verify: it has read the revocation list once. */
   ready(): boolean;
   /** A sentence for the operator when the revocation list is stale; undefined when it is current. */
@@ -27,10 +35,10 @@ export interface TokenVerifier {
 export function createTokenVerifier(secret: string, revocations: RevocationList): TokenVerifier {
   if (!secret) throw new Error('a token verifier needs a secret');
   return {
-    userIdFromAuthorization(header) {
+    async userIdFromAuthorization(header) {
       const token = bearerToken(header);
       const { userId, issuedAt } = verifyClaims(token, secret);
-      if (revocations.currentAt === undefined) {
+      if (revocations.currentAt === undefined && !(await revocations.whenCurrent(FIRST_READ_WAIT_MS))) {
         throw new HttpError(503, messages.tokensNotCheckable, { headers: { 'Retry-After': '1' } });
       }
       if (revocations.refuses(token, userId, issuedAt)) throw new HttpError(401, messages.invalidToken);

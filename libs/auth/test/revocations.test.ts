@@ -1,6 +1,6 @@
 import { HttpError } from '@cs/errors';
 import { describe, expect, it } from '@jest/globals';
-import { createTokenVerifier, notBeforeAt, RevocationList, signToken, tokenDigest } from '../src';
+import { createTokenVerifier, FIRST_READ_WAIT_MS, notBeforeAt, RevocationList, signToken, tokenDigest } from '../src';
 
 const secret = 'a-secret-of-at-least-thirty-two-characters';
 const alice = '0123456789abcdef01234567';
@@ -16,20 +16,24 @@ function listOf(...entries: Parameters<RevocationList['apply']>[0]['entries']): 
 }
 
 describe('the revocation list', () => {
-  it('when a user is revoked at a time, then tokens issued in that second or before are refused, and from the next second on they work', () => {
+  it('when a user is revoked at a time, then tokens issued in that second or before are refused, and from the next second on they work', async () => {
     const at = (now - 10) * 1000 + 400;
     const notBefore = notBeforeAt(at);
     const list = listOf({ seq: 1, userId: alice, notBefore, until: now + 3600 });
     const tokens = createTokenVerifier(secret, list);
 
     expect(notBefore).toBe(now - 9);
-    expect(() => tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 10)))).toThrow('Invalid or expired token');
-    expect(() => tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 20)))).toThrow('Invalid or expired token');
-    expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 9)))).toBe(alice);
-    expect(tokens.userIdFromAuthorization(bearer(tokenAt(bob, now - 20)))).toBe(bob);
+    await expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 10)))).rejects.toThrow(
+      'Invalid or expired token',
+    );
+    await expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 20)))).rejects.toThrow(
+      'Invalid or expired token',
+    );
+    expect(await tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 9)))).toBe(alice);
+    expect(await tokens.userIdFromAuthorization(bearer(tokenAt(bob, now - 20)))).toBe(bob);
   });
 
-  it('when one token is revoked by digest, then that token is refused and another of the same user works', () => {
+  it('when one token is revoked by digest, then that token is refused and another of the same user works', async () => {
     const revoked = tokenAt(alice, now - 5);
     const anyones = tokenAt(bob, now - 5);
     const list = listOf(
@@ -39,10 +43,10 @@ describe('the revocation list', () => {
     );
     const tokens = createTokenVerifier(secret, list);
 
-    expect(() => tokens.userIdFromAuthorization(bearer(revoked))).toThrow('Invalid or expired token');
-    expect(() => tokens.userIdFromAuthorization(bearer(anyones))).toThrow('Invalid or expired token');
-    expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 4)))).toBe(alice);
-    expect(tokens.userIdFromAuthorization(bearer(tokenAt(bob, now - 4)))).toBe(bob);
+    await expect(tokens.userIdFromAuthorization(bearer(revoked))).rejects.toThrow('Invalid or expired token');
+    await expect(tokens.userIdFromAuthorization(bearer(anyones))).rejects.toThrow('Invalid or expired token');
+    expect(await tokens.userIdFromAuthorization(bearer(tokenAt(alice, now - 4)))).toBe(alice);
+    expect(await tokens.userIdFromAuthorization(bearer(tokenAt(bob, now - 4)))).toBe(bob);
     expect(list.size).toBe(2);
   });
 
@@ -98,23 +102,35 @@ describe('the revocation list', () => {
 });
 
 describe('the token verifier', () => {
-  it('when the revocation list was never read, then a valid token gets 503 with Retry-After, and readiness says why', () => {
+  it('when the revocation list is not read within the wait, then a valid token gets 503 with Retry-After, and readiness says why', async () => {
     const tokens = createTokenVerifier(secret, new RevocationList());
-    let refusal: unknown;
-    try {
-      tokens.userIdFromAuthorization(bearer(tokenAt(alice, now)));
-    } catch (err) {
-      refusal = err;
-    }
+    const startedAt = Date.now();
+    const refusal = await tokens.userIdFromAuthorization(bearer(tokenAt(alice, now))).catch((err: unknown) => err);
 
     expect(refusal).toBeInstanceOf(HttpError);
     expect((refusal as HttpError).status).toBe(503);
     expect((refusal as HttpError).headers).toEqual({ 'Retry-After': '1' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(FIRST_READ_WAIT_MS - 5);
     expect(tokens.ready()).toBe(false);
     expect(tokens.notice()).toBe('the revocation list has not been read yet');
   });
 
-  it('when the list has not been brought up to date for more than 5 s, then the verifier still serves and its notice says since when', () => {
+  it('when a request comes before the first read, then it waits for the read and is answered by what the list says', async () => {
+    const list = new RevocationList();
+    const tokens = createTokenVerifier(secret, list);
+    const revoked = tokenAt(bob, now - 5);
+    const good = tokens.userIdFromAuthorization(bearer(tokenAt(alice, now)));
+    const refused = tokens.userIdFromAuthorization(bearer(revoked)).catch((err: unknown) => err);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    list.apply({ entries: [{ seq: 1, userId: bob, digest: tokenDigest(revoked), until: now + 3600 }], last: 1 });
+
+    expect(await good).toBe(alice);
+    expect(await refused).toMatchObject({ status: 401, message: 'Invalid or expired token' });
+    expect(tokens.ready()).toBe(true);
+  });
+
+  it('when the list has not been brought up to date for more than 5 s, then the verifier still serves and its notice says since when', async () => {
     const list = listOf();
     const tokens = createTokenVerifier(secret, list);
     const currentAt = list.currentAt as number;
@@ -122,13 +138,13 @@ describe('the token verifier', () => {
     expect(tokens.notice(currentAt + 5_000)).toBeUndefined();
     expect(tokens.notice(currentAt + 12_000)).toMatch(/not been brought up to date for 12 s/);
     expect(tokens.ready()).toBe(true);
-    expect(tokens.userIdFromAuthorization(bearer(tokenAt(alice, now)))).toBe(alice);
+    expect(await tokens.userIdFromAuthorization(bearer(tokenAt(alice, now)))).toBe(alice);
   });
 
-  it('when the header is missing or the token is bad, then the answers are the contract’s, before the list is asked', () => {
+  it('when the header is missing or the token is bad, then the answers are the contract’s, before the list is asked', async () => {
     const tokens = createTokenVerifier(secret, new RevocationList());
 
-    expect(() => tokens.userIdFromAuthorization(undefined)).toThrow('No token provided');
-    expect(() => tokens.userIdFromAuthorization('Bearer nonsense')).toThrow('Invalid or expired token');
+    await expect(tokens.userIdFromAuthorization(undefined)).rejects.toThrow('No token provided');
+    await expect(tokens.userIdFromAuthorization('Bearer nonsense')).rejects.toThrow('Invalid or expired token');
   });
 });

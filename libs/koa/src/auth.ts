@@ -7,7 +7,7 @@ import type { AppMiddleware } from './context';
  */
 export function requireAuth(tokens: TokenVerifier): AppMiddleware {
   return async function requireAuth(ctx, next) {
-    ctx.state.userId = tokens.userIdFromAuthorization(ctx.headers.authorization);
+    ctx.state.userId = await tokens.userIdFromAuthorization(ctx.headers.authorization);
     await next();
   };
 }
@@ -19,7 +19,7 @@ export function requireAuth(tokens: TokenVerifier): AppMiddleware {
 export function optionalAuth(tokens: TokenVerifier): AppMiddleware {
   return async function optionalAuth(ctx, next) {
     if (ctx.headers.authorization !== undefined) {
-      ctx.state.userId = tokens.userIdFromAuthorization(ctx.headers.authorization);
+      ctx.state.userId = await tokens.userIdFromAuthorization(ctx.headers.authorization);
     }
     await next();
   };

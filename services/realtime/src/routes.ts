@@ -48,11 +48,9 @@ export function realtimeRoutes({
 
   const sweep = setInterval(() => {
     for (const [, { token, end }] of guarded) {
-      try {
-        tokens.userIdFromAuthorization(`Bearer ${token}`);
-      } catch (err) {
+      tokens.userIdFromAuthorization(`Bearer ${token}`).catch((err: unknown) => {
         if (err instanceof HttpError && err.status === 401) end();
-      }
+      });
     }
   }, REVOCATION_CHECK_MS);
   sweep.unref();
@@ -68,7 +66,7 @@ export function realtimeRoutes({
       token = bearerToken(ctx.headers.authorization);
     }
     if (token === undefined) return undefined;
-    const userId = tokens.userIdFromAuthorization(`Bearer ${token}`);
+    const userId = await tokens.userIdFromAuthorization(`Bearer ${token}`);
     return { userId, token };
   };
 
