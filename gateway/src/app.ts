@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { TokenVerifier } from '@cs/auth';
 import { messages } from '@cs/errors';
+import { hostedAt } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import cors from 'cors';
@@ -16,6 +17,7 @@ import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
 import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
+import { createInProcessProxy } from './upstream/in-process-proxy';
 import { readBody } from './upstream/request-body';
 import { httpTransport, streamTransport } from './upstream/transport';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-proxy';
@@ -62,18 +64,20 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     files: config.FILES_URL,
     realtime: config.REALTIME_URL,
   };
+  // A service hosted in this process (SERVICES=all) gets the request in memory; any other, over HTTP.
   const proxies = Object.fromEntries(
-    Object.entries(targets).map(([name, target]) => [
-      name,
-      createUpstreamProxy({
+    Object.entries(targets).map(([name, target]) => {
+      const common = {
         name,
-        transport: name === 'realtime' ? streamTransport(target) : httpTransport(target),
         timeoutMs: name === 'realtime' ? config.STREAM_TIMEOUT : config.UPSTREAM_TIMEOUT,
-        retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
         serverTiming: config.SERVER_TIMING,
         logger,
-      }),
-    ]),
+      };
+      const listener = hostedAt(target);
+      if (listener) return [name, createInProcessProxy({ ...common, listener, target })];
+      const transport = name === 'realtime' ? streamTransport(target) : httpTransport(target);
+      return [name, createUpstreamProxy({ ...common, transport, retryWindowMs: config.UPSTREAM_RETRY_WINDOW })];
+    }),
   ) as Record<Upstream, UpstreamProxy>;
   const limits = {
     auth: limiter('auth', config.AUTH_RATE_LIMIT, config.RATE_WINDOW, sharedLimits?.store('auth', 'fail-closed')),

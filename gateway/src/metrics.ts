@@ -42,6 +42,7 @@ export function httpMetrics() {
     res.once('close', () => {
       duration.observe(
         {
+          service: 'gateway',
           method: req.method,
           route: routeTemplate(req.path),
           status_class: res.writableFinished ? statusClass(res.statusCode) : 'aborted',

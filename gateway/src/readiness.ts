@@ -1,3 +1,4 @@
+import { serviceFetch } from '@cs/lifecycle';
 import type { Upstream } from './route-table';
 
 export type Readiness = Record<Upstream, boolean>;
@@ -7,7 +8,7 @@ async function checkUpstreams(targets: Record<Upstream, string>, timeoutMs = 150
   const entries = await Promise.all(
     Object.entries(targets).map(async ([name, url]) => {
       try {
-        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+        const res = await serviceFetch(`${url}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
         await res.arrayBuffer();
         return [name, res.ok] as const;
       } catch {

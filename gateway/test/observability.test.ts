@@ -29,6 +29,8 @@ beforeAll(async () => {
   const dataDir = `${process.env.TEST_DATA_DIR ?? '.data/test'}/observability-${randomBytes(3).toString('hex')}`;
   jaeger = await startJaeger({ dataDir });
   system = await startTestSystem({
+    // One process each, as Compose scrapes and traces them (and files is stopped below).
+    oneProcess: false,
     metrics: true,
     env: {
       // The access log's lines, to find the trace id in them.

@@ -9,7 +9,8 @@ let system: RunningSystem;
 let http: ReturnType<typeof api>;
 
 beforeAll(async () => {
-  system = await startTestSystem({ env: { AUTH_RATE_LIMIT: '0' } });
+  // One process each: a service's own port, and a service that is down, are this suite's subject.
+  system = await startTestSystem({ oneProcess: false, env: { AUTH_RATE_LIMIT: '0' } });
   http = api(system.gatewayUrl);
 }, 60_000);
 afterAll(async () => {

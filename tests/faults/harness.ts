@@ -110,6 +110,8 @@ export async function startFaultSystem({
   const mongoUrl = mongo?.url ?? process.env.MONGO_URL ?? '';
   const dbPrefix = `f${id}_`;
   const system = await startTestSystem({
+    // One process each, as Compose runs them: most of these tests stop or kill one of them.
+    oneProcess: false,
     mongoUrl,
     dbPrefix,
     storage: storageSettings,

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { postgresBin, type RunningPostgres, startPostgres } from './postgres';
 import { type Child, canConnect, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from './process';
 
+// The file alone, not @cs/mongo's index: the launcher does not load mongoose.
+export { withDatabase } from '@cs/mongo/database-url';
+
 export const TOOLS_BIN = join(REPO_ROOT, '.tools', 'bin');
 
 export interface RunningServer {
@@ -258,17 +261,6 @@ export async function startRedis({ dataDir, port, env = process.env }: RedisStar
     port: listenPort,
     stop: async () => void (await child.stop()),
   };
-}
-
-/** `mongodb://host:port/?x` + `posts` → `mongodb://host:port/posts?x`, for any host list. */
-export function withDatabase(url: string, database: string): string {
-  const scheme = url.indexOf('://');
-  const queryAt = url.indexOf('?', scheme + 3);
-  const query = queryAt === -1 ? '' : url.slice(queryAt);
-  const beforeQuery = queryAt === -1 ? url : url.slice(0, queryAt);
-  const slash = beforeQuery.indexOf('/', scheme + 3);
-  const hosts = slash === -1 ? beforeQuery : beforeQuery.slice(0, slash);
-  return `${hosts}/${database}${query}`;
 }
 
 function redact(url: string): string {

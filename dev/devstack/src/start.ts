@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server,
- * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the four services
- * and the gateway, prints one ready line, and stops everything on Ctrl-C or SIGTERM.
+ * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the gateway and
+ * the five services, in one process (SERVICES=all, the default) or one each (SERVICES=split), prints
+ * one ready line, and stops everything on Ctrl-C or SIGTERM.
  *
  * `REPLICAS=3 GATEWAYS=2 npm start` runs that many of each service and of the gateway behind
  * HAProxy, with the rate limits counted in Redis (REDIS_URL, or Debian's redis-server started here).
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   const replicas = wholeNumber(env, 'REPLICAS');
   const gateways = wholeNumber(env, 'GATEWAYS');
   const scaled = replicas > 1 || gateways > 1;
+  const oneProcess = processModel(env, scaled) === 'all';
   if (!env.MONGO_URL || !env.S3_ENDPOINT || !env.SMTP_URL) ensureTools();
   const storageSettings = {
     accessKeyId: env.S3_ACCESS_KEY_ID ?? DEV_STORAGE.accessKeyId,
@@ -104,6 +106,7 @@ async function main(): Promise<void> {
       frontendOrigin,
       smtpUrl: mail.url,
       metrics: true,
+      oneProcess,
       replicas,
       gateways,
       busUrl: redisUrl,
@@ -116,16 +119,34 @@ async function main(): Promise<void> {
       console.log(`                  (its statistics at ${system.balancer.statsUrl})`);
       console.log(`Rate limits:      counted in Redis at ${redisUrl}`);
     }
+    console.log(
+      oneProcess
+        ? 'Processes:        the gateway and every service in one (SERVICES=all)'
+        : 'Processes:        one for the gateway and one for each service (SERVICES=split)',
+    );
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
-    const metrics = Object.values(system.replicas)
-      .flat()
-      .map((p) => `${p.name}${system?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
+    const metrics = oneProcess
+      ? [system.processes.gateway.metricsUrl]
+      : Object.values(system.replicas)
+          .flat()
+          .map((p) => `${p.name}${system?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
     console.log(`Metrics:          ${metrics.join(', ')}`);
     console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);
   } catch (err) {
     console.error(`Could not start: ${(err as Error).message}`);
     await stop(1);
   }
+}
+
+/**
+ * SERVICES: `all` runs the gateway and every service in one process (the default), `split` one
+ * process each, as Compose does. Replicas need a process each: scaled, the default is `split`.
+ */
+function processModel(env: NodeJS.ProcessEnv, scaled: boolean): 'all' | 'split' {
+  const value = env.SERVICES || (scaled ? 'split' : 'all');
+  if (value !== 'all' && value !== 'split') throw new Error(`SERVICES must be all or split, not ${value}`);
+  if (value === 'all' && scaled) throw new Error('REPLICAS and GATEWAYS run one process each: SERVICES=split');
+  return value;
 }
 
 /** A launcher setting that counts something: unset is 1. */

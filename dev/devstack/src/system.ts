@@ -53,6 +53,11 @@ export interface SystemOptions {
    */
   busUrl?: string;
   /**
+   * The gateway and every service in one Node process (server/, SERVICES=all), as `npm start`
+   * runs them; else one process each, as Compose does. One process has one of each: no replicas.
+   */
+  oneProcess?: boolean;
+  /**
    * Connections one client address may hold at once (0: no cap): the gateway's own
    * CONNECTIONS_PER_ADDRESS, or behind the balancer its frontend's, the gateways then counting
    * none (every connection they see is the balancer's). Default 256, the gateway's.
@@ -78,7 +83,10 @@ export interface SystemProcess {
 export interface RunningSystem {
   /** Where clients reach the system: the gateway, or the balancer in front of the gateways. */
   gatewayUrl: string;
-  /** The first replica of each kind (the only one, unless scaled). */
+  /**
+   * The first replica of each kind (the only one, unless scaled). In one process, every kind is
+   * that process.
+   */
   processes: Record<ProcessName, SystemProcess>;
   /** Every replica of each kind, in order. */
   replicas: Record<ProcessName, SystemProcess[]>;
@@ -113,6 +121,8 @@ const ENTRY: Record<ProcessName, string> = {
   realtime: 'services/realtime/dist/src/server.js',
   gateway: 'gateway/dist/src/server.js',
 };
+/** Every part in one process. */
+const ONE_PROCESS_ENTRY = 'server/dist/src/main.js';
 
 const PROCESSES: readonly ProcessName[] = [...SERVICES, 'gateway'];
 
@@ -133,6 +143,9 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const ownBus: RunningServer | undefined = options.busUrl ? undefined : await startRedis({ dataDir });
   const busUrl = options.busUrl ?? (ownBus as RunningServer).url;
   const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
+  const { oneProcess = false } = options;
+  if (oneProcess && balanced)
+    throw new Error('one process runs one of each: replicas and a balancer need a process each');
   const LOOPBACK = '127.0.0.1';
 
   // Each replica's own port; each kind's address is its one replica's, or the balancer's frontend.
@@ -239,29 +252,55 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     },
   };
 
+  /**
+   * One process's environment: the gateway's keys as they are, each service's with its name first
+   * (server/src/main.ts). The services' addresses are the process's own: it sets them itself.
+   */
+  const oneProcessEnv = (): Record<string, string | undefined> => {
+    const env: Record<string, string | undefined> = {};
+    const isAddress = (key: string) => PROCESSES.some((name) => key === `${name.toUpperCase()}_URL`);
+    for (const name of PROCESSES) {
+      const prefix = name === 'gateway' ? '' : `${name.toUpperCase()}_`;
+      for (const [key, value] of Object.entries({ ...envOf[name], ...options.processEnv?.[name] })) {
+        // A key a service must not have (undefined, unset in its own process) is empty under its
+        // name, which overrides the common one: its reader takes empty as not given.
+        if (!isAddress(key)) env[`${prefix}${key}`] = prefix ? (value ?? '') : value;
+      }
+    }
+    return env;
+  };
+
   const replicas = {} as Record<ProcessName, SystemProcess[]>;
   for (const name of PROCESSES) replicas[name] = [];
   const processes = {} as Record<ProcessName, SystemProcess>;
   const start = async (name: ProcessName, replica = 0): Promise<SystemProcess> => {
     const port = replicaPorts[name][replica];
     if (port === undefined) throw new Error(`${name} has no replica ${replica}`);
-    const label = counts[name] > 1 ? `${name}-${replica + 1}` : name;
+    const label = oneProcess ? 'server' : counts[name] > 1 ? `${name}-${replica + 1}` : name;
     const logFile = join(dataDir, 'logs', `${label}.log`);
     const metricsPort = metricsPorts[name][replica];
     const metrics = metricsPort ? { METRICS_PORT: String(metricsPort), METRICS_HOST: LOOPBACK } : {};
     const child = spawnChild({
       name: label,
       command: process.execPath,
-      args: [...NODE_FLAGS, ...(options.nodeArgs ?? []), join(REPO_ROOT, ENTRY[name])],
-      env: { ...common, ...envOf[name], PORT: String(port), ...metrics, ...options.processEnv?.[name] },
+      args: [...NODE_FLAGS, ...(options.nodeArgs ?? []), join(REPO_ROOT, oneProcess ? ONE_PROCESS_ENTRY : ENTRY[name])],
+      env: {
+        ...common,
+        ...(oneProcess ? oneProcessEnv() : envOf[name]),
+        PORT: String(port),
+        ...metrics,
+        ...(oneProcess ? {} : options.processEnv?.[name]),
+      },
       logFile,
       echo,
     });
     const own = `http://${LOOPBACK}:${port}`;
     const metricsUrl = metricsPort ? `http://${LOOPBACK}:${metricsPort}/metrics` : undefined;
     const started: SystemProcess = { name, replica, logFile, port, url: own, metricsUrl, child };
-    replicas[name][replica] = started;
-    if (replica === 0) processes[name] = started;
+    for (const kind of oneProcess ? PROCESSES : [name]) {
+      replicas[kind][replica] = started;
+      if (replica === 0) processes[kind] = started;
+    }
     await waitFor(label, () => httpOk(`${own}/healthz`), { child });
     // Started again behind the balancer: back once the balancer sends it requests again.
     const behind = balancer;
@@ -281,14 +320,15 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     >;
   };
   const stop = async () => {
-    await Promise.all(PROCESSES.flatMap((name) => replicas[name].map((p) => p.child.stop())));
+    const children = new Set(PROCESSES.flatMap((name) => replicas[name].map((p) => p.child)));
+    await Promise.all([...children].map((child) => child.stop()));
     await balancer?.stop();
     await ownBus?.stop();
   };
   const all = (name: ProcessName) => Promise.all(replicaPorts[name].map((_, i) => start(name, i)));
 
   try {
-    await Promise.all(SERVICES.map(all));
+    if (!oneProcess) await Promise.all(SERVICES.map(all));
     await all('gateway');
     // Last, when every replica answers: HAProxy counts a server in service from the start, and
     // one that refused its first checks would be out of it for seconds after it came up.

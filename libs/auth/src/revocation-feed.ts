@@ -8,6 +8,7 @@
  * enough: a revocation reaches every process within about a second (FOLLOW_EVERY_MS, plus the
  * read). With REDIS_URL or without, the bound is the same.
  */
+import { serviceFetch } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { sampledGauge } from '@cs/telemetry';
 import { type RevocationBatch, RevocationList } from './revocations';
@@ -87,7 +88,7 @@ export function followRevocations(
 export function revocationsFrom(identityUrl: string): RevocationSource {
   const base = identityUrl.replace(/\/+$/, '');
   return async (after) => {
-    const res = await fetch(`${base}/internal/revocations?after=${after}`, {
+    const res = await serviceFetch(`${base}/internal/revocations?after=${after}`, {
       signal: AbortSignal.timeout(READ_TIMEOUT_MS),
     });
     if (!res.ok) {

@@ -185,3 +185,19 @@ export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(out) as ConfigOf<S>;
 }
+
+/**
+ * Reads a process's configuration (a service's, the gateway's) from `source`; a bad one stops the
+ * process, naming what it configures and every key that is wrong.
+ */
+export function configOrExit<C>(name: string, read: (source: NodeJS.ProcessEnv) => C, source: NodeJS.ProcessEnv): C {
+  try {
+    return read(source);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -12,7 +12,7 @@ export function matchedRoute(ctx: object): string | undefined {
  * template as the router matched it (`/api/posts/:id`), never by its path: a request no route
  * matched is `unmatched`, whatever its path was.
  */
-export function httpMetrics(): AppMiddleware {
+export function httpMetrics(service: string): AppMiddleware {
   const duration = httpRequestDuration();
   return async function httpMetrics(ctx, next) {
     const started = process.hrtime.bigint();
@@ -21,6 +21,7 @@ export function httpMetrics(): AppMiddleware {
     } finally {
       duration.observe(
         {
+          service,
           method: ctx.method,
           route: matchedRoute(ctx) ?? 'unmatched',
           // The error handler below has set the status of a thrown error by now.

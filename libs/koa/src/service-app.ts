@@ -14,6 +14,8 @@ import { requestId } from './request-id';
 import { traceRequests } from './tracing';
 
 export interface ServiceAppOptions {
+  /** The service's name: its requests are measured under it. */
+  name: string;
   logger: Logger;
   routers: Router<AppState>[];
   readiness: Record<string, ReadinessCheck>;
@@ -28,12 +30,19 @@ export interface ServiceAppOptions {
  */
 const methodNotAllowed = () => new HttpError(405, messages.methodNotAllowed);
 
-export function createServiceApp({ logger, routers, readiness, tokens, bodyLimit }: ServiceAppOptions): Koa<AppState> {
+export function createServiceApp({
+  name,
+  logger,
+  routers,
+  readiness,
+  tokens,
+  bodyLimit,
+}: ServiceAppOptions): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
   if (tracingOn()) app.use(traceRequests());
   app.use(requestId());
-  if (metricsEnabled()) app.use(httpMetrics());
+  if (metricsEnabled()) app.use(httpMetrics(name));
   app.use(accessLog({ logger }));
   app.use(errorHandler({ logger }));
   app.use(jsonBody(bodyLimit ? { limit: bodyLimit } : {}));

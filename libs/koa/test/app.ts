@@ -103,6 +103,7 @@ export function testApp(ready = true) {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:27017'), { name: 'MongoServerSelectionError' });
   });
   const app = createServiceApp({
+    name: 'koa-test',
     logger: logs.logger,
     routers: [router],
     readiness: { database: async () => ready },

@@ -50,6 +50,7 @@ beforeAll(async () => {
     ctx.status = 204;
   });
   const app = createServiceApp({
+    name: 'koa-test',
     logger: captureLogger('koa-test').logger,
     routers: [router, deletedAccountRoutes(accounts, { secret: TEST_JWT_SECRET })],
     readiness: {},

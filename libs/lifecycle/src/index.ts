@@ -4,6 +4,13 @@ import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@cs/log';
 
+export {
+  hostedAt,
+  hostInProcess,
+  inProcessUrl,
+  type RequestListener as HostedListener,
+  serviceFetch,
+} from './in-process';
 export { createRetryWindow, type RetryWindow, retryWithin } from './retry-window';
 
 /** Anything that hands out a Node request listener: a Koa app. */

@@ -119,6 +119,7 @@ export function watchReachability(
 }
 
 export { backlogOf } from './backlog';
+export { withDatabase } from './database-url';
 export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
 export { modelOf } from './model-of';
 export { appendNumbered, readNumbered } from './numbered-log';

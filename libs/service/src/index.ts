@@ -5,11 +5,13 @@
  * metrics are served on their own port from before the database connects, and tracing sends its
  * last spans at the end.
  */
-import { ConfigError } from '@cs/config';
+import { configOrExit } from '@cs/config';
 import { type HttpApp, runServer } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
 import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
+
+export { configOrExit };
 
 export interface BaseConfig {
   readonly PORT: number;
@@ -34,41 +36,61 @@ export interface Built {
 
 export interface ServiceDefinition<C extends BaseConfig> {
   name: string;
-  readConfig(): C;
+  /** The service's configuration, from `source` (the environment). */
+  readConfig(source?: NodeJS.ProcessEnv): C;
   build(deps: { config: C; connection: ConnectionOf<C>; logger: Logger }): Promise<Built>;
 }
 
-export async function runService<C extends BaseConfig>({
-  name,
-  readConfig,
-  build,
-}: ServiceDefinition<C>): Promise<void> {
-  let config: C;
-  try {
-    config = readConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${name}: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
+/** A service built and ready to serve, not yet listening: its app, and how it stops. */
+export interface StartedService<C extends BaseConfig = BaseConfig> {
+  name: string;
+  config: C;
+  logger: Logger;
+  app: HttpApp;
+  onClosing?: () => void;
+  /** Stops what the service started, then closes its database connection. */
+  close(): Promise<void>;
+}
+
+/** Connects a service to its database (when it has one) and builds its app: one service, started. */
+export async function startService<C extends BaseConfig>(
+  { name, build }: ServiceDefinition<C>,
+  config: C,
+  logger: Logger,
+): Promise<StartedService<C>> {
+  const connection = config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger);
+  const { app, onClosing, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
+  return {
+    name,
+    config,
+    logger,
+    app,
+    onClosing,
+    close: async () => {
+      await onClose?.();
+      await connection?.close();
+    },
+  };
+}
+
+/** One service in a process of its own, listening on its PORT until SIGTERM. */
+export async function runService<C extends BaseConfig>(definition: ServiceDefinition<C>): Promise<void> {
+  const { name } = definition;
+  const config = configOrExit(name, definition.readConfig, process.env);
   const logger = createLogger({ name, level: config.LOG_LEVEL });
   try {
     startTracing(name);
     const metrics = await startMetrics(name, config);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
-    const connection = config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger);
-    const { app, onClosing, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
+    const service = await startService(definition, config, logger);
     await runServer({
-      app,
+      app: service.app,
       port: config.PORT,
       host: config.HOST,
       logger,
-      onClosing,
+      onClosing: service.onClosing,
       onClose: async () => {
-        await onClose?.();
-        await connection?.close();
+        await service.close();
         await metrics?.close();
         await stopTracing();
       },

@@ -89,12 +89,15 @@ export function statusClass(status: number): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
-/** Every process's request histogram: `_count` is the number of requests, by route and class. */
-export function httpRequestDuration(): Histogram<'method' | 'route' | 'status_class'> {
+/**
+ * Every app's request histogram: `_count` is the number of requests, by the app that answered
+ * (`service`: the gateway, posts…, also when one process runs them all), route and class.
+ */
+export function httpRequestDuration(): Histogram<'service' | 'method' | 'route' | 'status_class'> {
   return histogram(
     'http_server_request_duration_seconds',
-    'Time from the request to the end of the answer, by route template and status class. Its _count counts requests.',
-    ['method', 'route', 'status_class'],
+    'Time from the request to the end of the answer, by app, route template and status class. Its _count counts requests.',
+    ['service', 'method', 'route', 'status_class'],
   );
 }
 

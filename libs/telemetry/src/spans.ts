@@ -20,6 +20,7 @@
  * storage's SDK), under the context it was asked in.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { serviceFetch } from '@cs/lifecycle';
 import {
   type Attributes,
   type Context,
@@ -170,14 +171,15 @@ export function startCallSpan(name: string, attributes: () => Attributes): CallS
 }
 
 /**
- * `fetch` for calls between our services: in a client span of its own, whose context the request
- * carries to the server (`traceparent`). The span ends when the answer's headers arrive.
+ * `fetch` for calls between our services (serviceFetch: in memory to a service hosted in this
+ * process), in a client span of its own, whose context the request carries to the server
+ * (`traceparent`). The span ends when the answer's headers arrive.
  */
 export async function tracedFetch(url: string, init: RequestInit & { headers?: Record<string, string> }) {
   const method = init.method ?? 'GET';
   const span = startClientSpan(method, url, method);
   try {
-    const res = await fetch(url, { ...init, headers: { ...init.headers, ...span.headers } });
+    const res = await serviceFetch(url, { ...init, headers: { ...init.headers, ...span.headers } });
     span.end(res.status);
     return res;
   } catch (err) {

@@ -93,6 +93,7 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
   const maxBytesMultipart = Math.min(config.UPLOAD_MAX_BYTES_MULTIPART, config.UPLOAD_MAX_UNCLAIMED_BYTES);
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
+    name: 'files',
     logger,
     routers: [
       uploadRulesRoutes({ allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES, maxBytesMultipart }),

@@ -107,6 +107,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const known = createKnownClients();
   const passwordWork = bcryptBulkhead(config);
   const app = createServiceApp({
+    name: 'identity',
     logger,
     routers: [
       authRoutes(

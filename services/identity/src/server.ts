@@ -1,35 +1,5 @@
-import { repeatEvery } from '@cs/lifecycle';
 import { runService } from '@cs/service';
-import { createApp } from './app';
-import { readConfig } from './config';
-import { createMailer } from './mailer';
+import { identityService } from './service';
 
-const TEN_MINUTES = 10 * 60_000;
-
-void runService({
-  name: 'identity',
-  readConfig,
-  build: async (deps) => {
-    const { config, logger } = deps;
-    const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
-    if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
-    const { app, throttle, resets, deletions, turns, followLog, sessions } = await createApp({ ...deps, mailer });
-    const following = followLog();
-    const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
-    const stops = [
-      throttle.startPruning(warn('could not prune login failures')),
-      turns.startPruning(),
-      repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
-      repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune old sessions')),
-      deletions.start(config.DELETION_OUTBOX_INTERVAL),
-      async () => following.stop(),
-    ];
-    return {
-      app,
-      onClose: async () => {
-        await Promise.all(stops.map((stop) => stop()));
-        mailer?.close();
-      },
-    };
-  },
-});
+/** Identity in a process of its own. */
+void runService(identityService);

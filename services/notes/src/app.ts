@@ -39,6 +39,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const domain = createNotes({ notes, files, outbox, events, turns });
   const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({
+    name: 'notes',
     logger,
     routers: [
       noteRoutes(domain, { tokens, accounts }),

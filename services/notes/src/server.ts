@@ -1,33 +1,5 @@
-import { verifierFollowing } from '@cs/auth';
-import { busClient, createEventBus } from '@cs/event-bus';
 import { runService } from '@cs/service';
-import { createApp } from './app';
-import { readConfig } from './config';
+import { notesService } from './service';
 
-void runService({
-  name: 'notes',
-  readConfig,
-  build: async (deps) => {
-    const { config, logger } = deps;
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const redis = busClient(config.REDIS_URL);
-    const { app, outbox, events, turns } = await createApp({
-      ...deps,
-      tokens: tokens.verifier,
-      bus: createEventBus(redis),
-    });
-    const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
-    const stopEvents = events.start(config.EVENTS_INTERVAL);
-    const stopPruning = turns.startPruning();
-    return {
-      app,
-      onClose: async () => {
-        stopPruning();
-        tokens.stop();
-        await stopOutbox();
-        await stopEvents();
-        redis.disconnect();
-      },
-    };
-  },
-});
+/** Notes in a process of its own. */
+void runService(notesService);

@@ -35,6 +35,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
+    name: 'posts',
     logger,
     routers: [postRoutes(posts, { tokens, accounts }), deletedAccountRoutes(accounts, { secret })],
     readiness: { database: () => isMongoReady(connection) },

@@ -1,27 +1,5 @@
-import { verifierFollowing } from '@cs/auth';
-import { busClient, createEventBus } from '@cs/event-bus';
 import { runService } from '@cs/service';
-import { createApp } from './app';
-import { readConfig } from './config';
+import { postsService } from './service';
 
-void runService({
-  name: 'posts',
-  readConfig,
-  build: async (deps) => {
-    const { config, logger } = deps;
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const redis = busClient(config.REDIS_URL);
-    const { app, turns, events } = await createApp({ ...deps, tokens: tokens.verifier, bus: createEventBus(redis) });
-    const stopPruning = turns.startPruning();
-    const stopEvents = events.start(config.EVENTS_INTERVAL);
-    return {
-      app,
-      onClose: async () => {
-        stopPruning();
-        tokens.stop();
-        await stopEvents();
-        redis.disconnect();
-      },
-    };
-  },
-});
+/** Posts in a process of its own. */
+void runService(postsService);

@@ -40,6 +40,7 @@ export async function createApp({ config, redis, logger, tokens }: Deps) {
   }, TRIM_EVERY_MS);
   trimming.unref();
   const app = createServiceApp({
+    name: 'realtime',
     logger,
     routers: [routes.router],
     readiness: { bus: async () => (await redis.ping()) === 'PONG' },

@@ -1,26 +1,5 @@
-import { verifierFollowing } from '@cs/auth';
-import { connectBus } from '@cs/event-bus';
 import { runService } from '@cs/service';
-import { createApp } from './app';
-import { readConfig } from './config';
+import { realtimeService } from './service';
 
-void runService({
-  name: 'realtime',
-  readConfig,
-  build: async ({ config, logger }) => {
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const redis = await connectBus(config.REDIS_URL, {
-      onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'the bus is not reachable yet; retrying'),
-    });
-    const realtime = await createApp({ config, redis, logger, tokens: tokens.verifier });
-    return {
-      app: realtime.app,
-      // Every stream ends as the drain begins; its client resumes elsewhere with Last-Event-ID.
-      onClosing: () => realtime.stop(),
-      onClose: async () => {
-        tokens.stop();
-        redis.disconnect();
-      },
-    };
-  },
-});
+/** Realtime in a process of its own. */
+void runService(realtimeService);

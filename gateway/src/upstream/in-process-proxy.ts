@@ -1,0 +1,88 @@
+/**
+ * Forwards a request to a service hosted in this process (one process for all, SERVICES=all): the
+ * request is handed to the service's app in memory, without a socket, and the app answers on the
+ * client's response itself, streams included. What upstream-proxy.ts does around a hop is done
+ * here the same way, so that an answer does not depend on the mode:
+ * - the app reads the body the gateway read (request-body.ts), with the same headers;
+ * - the hop is a client span of its own, whose context the app's server span continues;
+ * - a private answer gets `Cache-Control: no-store`, and `Server-Timing` is dropped unless
+ *   configured, whatever the app set;
+ * - an app that has not begun its answer within the timeout gets the gateway's 504.
+ * There is nothing to retry: a service in the same process cannot refuse a connection.
+ */
+import { IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { HostedListener } from '@cs/lifecycle';
+import type { Logger } from '@cs/log';
+import { startClientSpan } from '@cs/telemetry';
+import { upstreamFailures } from '../metrics';
+import { answerFailure } from './error-mapping';
+import type { Forwarding, UpstreamProxy } from './upstream-proxy';
+
+export interface InProcessProxyOptions {
+  listener: HostedListener;
+  name: string;
+  /** The service's address (`http://<name>.in-process`): what spans name. */
+  target: string;
+  /** How long the app may take to begin its answer. */
+  timeoutMs: number;
+  serverTiming: boolean;
+  logger: Logger;
+}
+
+export function createInProcessProxy({
+  listener,
+  name,
+  target,
+  timeoutMs,
+  serverTiming,
+  logger,
+}: InProcessProxyOptions): UpstreamProxy {
+  return (req, res, forwarding) => {
+    const method = req.method ?? 'GET';
+    const span = startClientSpan(method, `${target}${req.url}`, method);
+    const inner = new IncomingMessage(req.socket);
+    inner.method = method;
+    inner.url = req.url;
+    inner.httpVersion = req.httpVersion;
+    inner.httpVersionMajor = req.httpVersionMajor;
+    inner.httpVersionMinor = req.httpVersionMinor;
+    inner.headers = { ...req.headers, ...span.headers };
+    if (forwarding.body) inner.push(forwarding.body);
+    inner.push(null);
+    // Whole already: else, once read, it counts as cut short and takes the client's socket with it.
+    inner.complete = true;
+    overrideAnswerHeaders(res, forwarding, serverTiming);
+
+    const timer = setTimeout(() => {
+      if (res.headersSent || res.destroyed) return;
+      logger.error(
+        { upstream: name, requestId: req.headers['x-request-id'], path: req.url, timeoutMs },
+        'upstream failed',
+      );
+      upstreamFailures.inc({ upstream: name, status: 504 });
+      answerFailure(res, 504);
+    }, timeoutMs);
+    res.once('close', () => {
+      clearTimeout(timer);
+      span.end(res.statusCode);
+    });
+    listener(inner, res);
+  };
+}
+
+/** Applies the gateway's rules to the headers the app sends, when it sends them. */
+function overrideAnswerHeaders(res: ServerResponse, { private: isPrivate }: Forwarding, serverTiming: boolean): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function writeHeadAsTheGatewaySays(this: ServerResponse, status: number, ...rest: unknown[]) {
+    const last = rest.at(-1);
+    if (last !== null && typeof last === 'object' && !Array.isArray(last)) {
+      for (const [header, value] of Object.entries(last as OutgoingHttpHeaders)) {
+        if (value !== undefined) this.setHeader(header, value);
+      }
+      rest.pop();
+    }
+    if (isPrivate) this.setHeader('cache-control', 'no-store');
+    if (!serverTiming) this.removeHeader('server-timing');
+    return (writeHead as (status: number, ...rest: unknown[]) => ServerResponse).call(this, status, ...rest);
+  } as ServerResponse['writeHead'];
+}
