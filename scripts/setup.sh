@@ -28,6 +28,13 @@ fi
 echo "setup: building (tsc -b)" >&2
 node_modules/.bin/tsc -b
 
-echo "setup: building the web client (vite)" >&2
-node_modules/.bin/tsc -p gateway/web/tsconfig.json
-node_modules/.bin/vite build gateway/web --logLevel warn
+# The web client, when its sources (or the client library it bundles, or the lockfile) changed
+# since the last build: most starts change nothing, and vite takes seconds.
+web_source="$(find gateway/web clients/js/src -type f -not -path '*/node_modules/*' -print0 | sort -z \
+  | xargs -0 sha256sum | cat - package-lock.json | sha256sum | cut -c1-16)"
+if [ "$(cat gateway/dist/public/.source 2>/dev/null)" != "$web_source" ]; then
+  echo "setup: building the web client (vite)" >&2
+  node_modules/.bin/tsc -p gateway/web/tsconfig.json
+  node_modules/.bin/vite build gateway/web --logLevel warn
+  echo "$web_source" >gateway/dist/public/.source
+fi
