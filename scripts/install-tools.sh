@@ -7,6 +7,10 @@
 #              embedded), by go install of its pinned tag: where password-reset e-mails land
 #   jaeger     Jaeger v2 all-in-one (`install-tools.sh jaeger` only: the tracing tests need it,
 #              `npm start` does not), built from its pinned module: about four minutes
+#   pocketbase PocketBase v0.40.4 (`install-tools.sh pocketbase` only: the benchmark's baseline,
+#              BENCH_ONLY=pocketbase), through our own tiny main (scripts/pocketbase), rebuilt
+#              when that main changes. It needs Go 1.27: an older local Go fetches go1.27.4 from
+#              the module proxy for this build alone (GOTOOLCHAIN=auto and go.mod's toolchain line)
 # Needs only the Go toolchain and the Go module proxy. Idempotent; safe to run concurrently.
 set -euo pipefail
 
@@ -60,4 +64,17 @@ if [ "${1:-}" = jaeger ] && { [ ! -x "$bin/jaeger" ] || [ "$(cat "$bin/.jaeger-v
   (cd "$dir" && go build -trimpath -o "$bin/jaeger.tmp" ./cmd/jaeger)
   mv "$bin/jaeger.tmp" "$bin/jaeger"
   echo "$JAEGER_VERSION" >"$bin/.jaeger-version"
+fi
+
+if [ "${1:-}" = pocketbase ]; then
+  pocketbase_source="$(cat "$root"/scripts/pocketbase/{main.go,go.mod,go.sum} | sha256sum | cut -c1-16)"
+  if [ ! -x "$bin/pocketbase" ] || [ "$(cat "$bin/.pocketbase-source" 2>/dev/null)" != "$pocketbase_source" ]; then
+    pocketbase_version="$(sed -n 's|^require github.com/pocketbase/pocketbase \(v[^ ]*\)$|\1|p' "$root/scripts/pocketbase/go.mod")"
+    echo "install-tools: building PocketBase $pocketbase_version (first run only, about a minute)" >&2
+    # The version in the binary, as PocketBase's own release build sets it (`pocketbase --version`).
+    (cd "$root/scripts/pocketbase" && GOTOOLCHAIN=auto go build -trimpath \
+      -ldflags "-X github.com/pocketbase/pocketbase.Version=$pocketbase_version" -o "$bin/pocketbase.tmp" .)
+    mv "$bin/pocketbase.tmp" "$bin/pocketbase"
+    echo "$pocketbase_source" >"$bin/.pocketbase-source"
+  fi
 fi
