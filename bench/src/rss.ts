@@ -56,3 +56,12 @@ export function memoryOf(pids: number[]): { rssMb: number; pssMb: number } {
   const sum = (f: (pid: number) => number) => Math.round(pids.reduce((n, pid) => n + f(pid), 0) * 10) / 10;
   return { rssMb: sum(rssMb), pssMb: sum(pssMb) };
 }
+
+/** A process's command name (/proc/<pid>/comm: node, postgres, ferretdb…); '' when it is gone. */
+export function processName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}

@@ -10,7 +10,10 @@
  * BENCH_ATTACK_POSTS (10000), BENCH_ATTACK_S (25) (scenario 11, attacks.ts),
  * BENCH_REVOCATIONS (10000), BENCH_SESSIONS (1000) (scenario 12, sessions.ts),
  * BENCH_STREAMS (10000), BENCH_SUBSCRIBERS (1000), BENCH_DELIVERY_S (20) (scenario 13, realtime.ts),
- * BENCH_ONLY=attacks, sessions or realtime: scenario 11, 12 or 13 alone, its report in place of the whole run's.
+ * BENCH_PB_POSTS (10000), BENCH_PB_STARTS (3) (scenario 14, pocketbase.ts),
+ * BENCH_ONLY=attacks, sessions, realtime or pocketbase: scenario 11, 12, 13 or 14 alone, its report in
+ * place of the whole run's. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
+ * system as `npm start` does, servers included.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -38,6 +41,7 @@ import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
+import { type PocketBaseReport, pocketbaseRows, pocketbaseSection, runPocketBase } from './pocketbase';
 import { type RealtimeReport, realtimeRows, runRealtime } from './realtime';
 import {
   interleave as interleaveRounds,
@@ -83,9 +87,12 @@ const AUTH_BASELINE =
   'the same read without a token, through the same gateway and posts service (since issue 32; before, GET /api/posts/my-posts against builds with verification swapped for a decode)';
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && ONLY !== 'attacks' && ONLY !== 'sessions' && ONLY !== 'realtime') {
-  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions" or "realtime" runs alone`);
+if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase'].includes(ONLY)) {
+  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime" or "pocketbase" runs alone`);
 }
+/** Scenario 14: the posts on each system, and the restarts of each for the time to ready. */
+const PB_POSTS = Number(process.env.BENCH_PB_POSTS ?? 10_000);
+const PB_STARTS = Number(process.env.BENCH_PB_STARTS ?? 3);
 const NODE = process.execPath;
 const DIST = join(REPO_ROOT, 'bench', 'dist', 'src');
 const SECRET = `bench-secret-${'x'.repeat(40)}`;
@@ -122,6 +129,39 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
 
   try {
+    if (ONLY === 'pocketbase') {
+      // 14. Ours beside PocketBase: each starts everything it needs, so no shared servers here.
+      process.stdout.write('bench: 14 PocketBase, alone (BENCH_ONLY)…\n');
+      const pocketbase = await runPocketBase({
+        dataDir: join(dataDir, 'pocketbase'),
+        dist: DIST,
+        node: NODE,
+        rounds: ROUNDS,
+        durationS: DURATION_S,
+        connections: 10,
+        posts: PB_POSTS,
+        starts: PB_STARTS,
+        bcryptCost: BCRYPT_COST,
+        own: (stoppable) => owned.push(stoppable),
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
+      writeReport({
+        when: new Date().toISOString(),
+        durationS: round((Date.now() - started) / 1000),
+        only: ONLY,
+        settings: { rounds: ROUNDS, durationS: DURATION_S },
+        machine: {
+          cores: cpus().length,
+          cpu: cpus()[0]?.model,
+          memoryGb: round(totalmem() / 2 ** 30),
+          node: process.version,
+          mongo: pocketbase.servers.mongo,
+          storage: pocketbase.servers.storage,
+        },
+        scenarios: { pocketbase },
+      });
+      return;
+    }
     if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
     const [mongo, storage] = await Promise.all([startMongo({ dataDir }), startStorage({ dataDir, ...S3 })]);
     owned.push(mongo, storage);
@@ -765,11 +805,13 @@ function markdown(r: Report): string {
   const attacks = s.attacks as AttacksReport | undefined;
   const sessions = s.sessions as SessionsReport | undefined;
   const realtime = s.realtime as RealtimeReport | undefined;
+  const pocketbase = s.pocketbase as PocketBaseReport | undefined;
   const rows = [
     ...(s.gatewayHop ? everyScenarioRows(s) : []),
     ...(attacks ? attackRows(attacks) : []),
     ...(sessions ? sessionRows(sessions) : []),
     ...(realtime ? realtimeRows(realtime) : []),
+    ...(pocketbase ? pocketbaseRows(pocketbase) : []),
   ];
   const m = r.machine;
   return [
@@ -788,6 +830,7 @@ function markdown(r: Report): string {
     ...rows.map((row) => `| ${row.join(' | ')} |`),
     '',
     ...(attacks ? [attackSection(attacks)] : []),
+    ...(pocketbase ? [pocketbaseSection(pocketbase)] : []),
   ].join('\n');
 }
 
