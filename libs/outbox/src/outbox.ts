@@ -56,6 +56,12 @@ export const LEASE_MS = 30_000;
  * waits out.
  */
 export const FIRST_TRY_MS = 1_000;
+/**
+ * A try still at work after this long is recorded on its entry (attempts, and due when its lease
+ * ends); one done sooner is deleted without it. Well below FIRST_TRY_MS, so that a poll finds a
+ * try that outlives it recorded, and well above a handler's usual few milliseconds.
+ */
+const RECORD_AFTER_MS = 200;
 /** Dispatched entries kept waiting for an earlier one, at most. */
 const MAX_WAITING = 1_000;
 /** Entries read per query of a pass. */
@@ -140,9 +146,14 @@ export function createOutbox<E extends OutboxEntry>({
     return first ? String(first._id) : undefined;
   }
 
-  /** After an entry of an ordered outbox is done, the next one of its document, if dispatched here. */
+  /**
+   * After an entry of an ordered outbox is done, the next one of its document, if dispatched here
+   * (nothing to look up when none of its document waits here).
+   */
   function next(entry: E): void {
     if (!orderBy) return;
+    const document = entry[orderBy as keyof E];
+    if (![...waiting.values()].some((waits) => waits[orderBy as keyof E] === document)) return;
     background(
       (async () => {
         const first = await firstOf(entry);
@@ -168,24 +179,29 @@ export function createOutbox<E extends OutboxEntry>({
     const tried = await leases.take(id, attempts, readAt);
     if (tried === undefined) return 'not taken';
     const filter = { _id: entry._id } as never;
-    // Recorded beside the handler (the lease already decided): one round trip less before it runs.
-    const recorded = entries
-      .updateOne(filter, { $set: { attempts: tried, dueAt: new Date(Date.now() + leaseMs) } })
-      .exec();
-    recorded.catch(() => undefined);
+    // The try is recorded on the entry (so that polls leave it alone until its lease ends) only
+    // when the handler is still at work after RECORD_AFTER_MS: most tries are done by then, and
+    // their entry is deleted instead. The lease decides who holds the try either way.
+    let recorded: Promise<unknown> | undefined;
+    const record = setTimeout(() => {
+      recorded = entries.updateOne(filter, { $set: { attempts: tried, dueAt: new Date(Date.now() + leaseMs) } }).exec();
+      recorded.catch(() => undefined);
+    }, RECORD_AFTER_MS);
     try {
       await handle({ ...entry, attempts: tried });
     } catch (err) {
-      await recorded;
+      clearTimeout(record);
+      await recorded?.catch(() => undefined);
       const message = String((err as Error)?.message ?? err);
       // A try that outlived its lease may overwrite a later try's due time: at worst one more try.
       await entries.updateOne(filter, {
-        $set: { dueAt: new Date(Date.now() + backoffMs(tried)), lastError: message },
+        $set: { attempts: tried, dueAt: new Date(Date.now() + backoffMs(tried)), lastError: message },
       });
       logger.warn({ outbox: name, entry: id, attempts: tried, err: message }, `${what} failed; will retry`);
       return 'failed';
     }
-    await recorded;
+    clearTimeout(record);
+    await recorded?.catch(() => undefined);
     await entries.deleteOne(filter);
     next(entry);
     return 'done';

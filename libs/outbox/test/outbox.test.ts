@@ -211,6 +211,50 @@ describe('order per document', () => {
 });
 
 describe('dispatch', () => {
+  it('when a try is done at once, then its entry is deleted without being written again; when it is still at work after 200 ms, then the try is recorded on it', async () => {
+    const name = fresh();
+    const entries = jobs(name);
+    let slow = false;
+    const seenDuringSlow: (Job | null)[] = [];
+    const outbox = createOutbox({
+      name,
+      entries,
+      what: 'job',
+      logger,
+      async handle(entry) {
+        if (!slow) return;
+        await sleep(600);
+        seenDuringSlow.push(await entries.findById(entry._id).lean<Job>());
+      },
+    });
+    const updates: string[] = [];
+    db.connection.set('debug', (collection: string, method: string) => {
+      if (collection === name && method.startsWith('update')) updates.push(method);
+    });
+    try {
+      outbox.dispatch(await outbox.enqueue({ doc: 'quick', step: 0 }));
+      await eventually(
+        'the quick entry done',
+        () => entries.countDocuments(),
+        (left) => left === 0,
+      );
+      expect(updates).toEqual([]);
+
+      slow = true;
+      outbox.dispatch(await outbox.enqueue({ doc: 'slow', step: 0 }));
+      await eventually(
+        'the slow entry done',
+        () => entries.countDocuments(),
+        (left) => left === 0,
+      );
+    } finally {
+      db.connection.set('debug', false);
+    }
+    expect(updates).toEqual(['updateOne']);
+    expect(seenDuringSlow[0]?.attempts).toBe(1);
+    expect(seenDuringSlow[0]?.dueAt.getTime()).toBeGreaterThan(Date.now());
+  });
+
   it('when an entry is enqueued and dispatched, then its handler runs at once, long before the poll that comes every 60 s', async () => {
     const name = fresh();
     const latencies: number[] = [];
