@@ -79,6 +79,11 @@ export class ListingIndex {
     return list;
   }
 
+  /** The post as listed (published); undefined when it is not. */
+  placed(id: string): Placed | undefined {
+    return this.byId.get(id);
+  }
+
   /** The version applied for this post, listed or not; undefined when it was never read. */
   versionOf(id: string): number | undefined {
     return this.byId.get(id)?.version ?? this.unlisted.get(id);

@@ -18,6 +18,9 @@
  * that arrive while one runs wait for the next, which starts after them, so no read can be
  * answered from a catch-up that began before it arrived.
  *
+ * A published post read by its id is served the same way (`published`): caught up, then from the
+ * kept texts, so an unpublish or a delete acknowledged anywhere is never answered from memory.
+ *
  * The listing is read whole again when it is MAX_AGE_MS old, in the background while reads go on
  * (a change whose entry was never written, the database having failed between the two writes, is
  * seen within that; at twice that age reads wait for it), when the log says anything may have
@@ -47,6 +50,12 @@ export interface ListedPage {
 export interface Listing {
   /** The posts at `offset` (up to `limit`), of `tag` when given, and how many are listed in all. */
   page(query: { offset: number; limit: number; tag?: string }, client: string): Promise<ListedPage>;
+  /**
+   * The post, when it is published as of every change acknowledged before this read began, from
+   * the kept texts when they hold it at its version; undefined when it is not listed (a draft, a
+   * deleted post, no such post, or one the listing has not seen yet): the caller reads it then.
+   */
+  published(id: string, client: string): Promise<Post | undefined>;
   /**
    * Call after a change to a published post is written, before it is acknowledged. `written`: the
    * post as the write left it (null: deleted), applied to this replica's listing at once.
@@ -254,6 +263,17 @@ export function createListing(
         const posts = offset >= total ? [] : await textsOf(index, list.slice(offset, offset + limit), client);
         if (posts) return { posts, total };
         if (cut === CUTS) throw new Error(`the list kept changing while page ${offset}/${limit} was cut`);
+      }
+    },
+
+    async published(id, client) {
+      const { index } = await caughtUp();
+      for (let cut = 1; ; cut++) {
+        const placed = index.placed(id);
+        if (!placed) return undefined;
+        const posts = await textsOf(index, [placed], client);
+        if (posts) return posts[0];
+        if (cut === CUTS) throw new Error(`post ${id} kept changing while it was read`);
       }
     },
 

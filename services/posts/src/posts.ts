@@ -81,8 +81,13 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
       return findPage(posts, { authorId }, POST_FIELDS, query, toPost);
     },
 
-    /** A published post to anyone; a draft only to its author. Anything else is 404. */
-    async getVisible(id: string, viewerId: string | undefined): Promise<Post> {
+    /**
+     * A published post to anyone, from the listing's memory when it is listed there; a draft only
+     * to its author. Anything else is 404. `client` is whose turn a lookup takes.
+     */
+    async getVisible(id: string, viewerId: string | undefined, client: string): Promise<Post> {
+      const listed = await listing.published(id, client);
+      if (listed) return listed;
       const record = await posts.findById(id, POST_FIELDS).lean<PostRecord>();
       if (!record) throw notFound();
       if (record.status !== 'published' && record.authorId.toHexString() !== viewerId) throw notFound();

@@ -61,7 +61,7 @@ export function postRoutes(posts: Posts, { tokens, accounts }: PostRouteOptions)
     conditionalGet(),
     failureMessage(messages.fetchOneFailed),
     async (ctx) => {
-      ctx.body = await timed(ctx, posts.getVisible(ctx.params.id as string, ctx.state.userId));
+      ctx.body = await timed(ctx, posts.getVisible(ctx.params.id as string, ctx.state.userId, clientAddressOf(ctx)));
     },
   );
 

@@ -85,6 +85,46 @@ describe('kept pages of the public list', () => {
     expect(await listedOnB(tag)).toEqual([]);
   });
 
+  it('when a published post read by id on replica B is renamed, unpublished, or deleted on replica A, then B’s next read by id answers each change, and the post’s author still reads the draft', async () => {
+    const author = newAuthor();
+    const [id] = await seed(h.model, [{ title: 'Before', authorId: author.id }]);
+    const onB = async (headers: Record<string, string> = {}) => {
+      const res = await b.get(`/api/posts/${id}`).set(headers);
+      return res.status === 200 ? (res.body as { title: string }).title : res.status;
+    };
+    expect(await onB()).toBe('Before');
+    expect(await onB()).toBe('Before');
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ title: 'After' }).expect(200);
+    expect(await onB()).toBe('After');
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'draft' }).expect(200);
+    expect(await onB()).toBe(404);
+    expect(await onB(author.auth)).toBe('After');
+
+    await h.http.put(`/api/posts/${id}`).set(author.auth).send({ status: 'published' }).expect(200);
+    expect(await onB()).toBe('After');
+
+    await h.http.delete(`/api/posts/${id}`).set(author.auth).expect(204);
+    expect(await onB()).toBe(404);
+  });
+
+  it('when a published post is read by id again, then it is answered from memory: no read of the post', async () => {
+    const [id] = await seed(h.model, [{ title: 'Kept by id' }]);
+    await b.get(`/api/posts/${id}`).expect(200);
+    const reads: string[] = [];
+    other.set('debug', (collection: string, method: string) => {
+      if (collection === 'posts') reads.push(method);
+    });
+    try {
+      for (let i = 0; i < 5; i++) expect((await b.get(`/api/posts/${id}`).expect(200)).body.title).toBe('Kept by id');
+    } finally {
+      other.set('debug', false);
+    }
+
+    expect(reads).toEqual([]);
+  });
+
   it("when an author's account is deleted on replica A, then replica B no longer lists their posts", async () => {
     const tag = uniqueTag('account');
     const author = newAuthor();
