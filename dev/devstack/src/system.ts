@@ -54,7 +54,8 @@ export interface SystemOptions {
   busUrl?: string;
   /**
    * The gateway and every service in one Node process (server/, SERVICES=all), as `npm start`
-   * runs them; else one process each, as Compose does. One process has one of each: no replicas.
+   * runs them; else one process each, as Compose does. By default one process, unless scaled:
+   * one process has one of each, so replicas and a balancer need one process each.
    */
   oneProcess?: boolean;
   /**
@@ -143,7 +144,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
   const ownBus: RunningServer | undefined = options.busUrl ? undefined : await startRedis({ dataDir });
   const busUrl = options.busUrl ?? (ownBus as RunningServer).url;
   const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
-  const { oneProcess = false } = options;
+  const oneProcess = options.oneProcess ?? !balanced;
   if (oneProcess && balanced)
     throw new Error('one process runs one of each: replicas and a balancer need a process each');
   const LOOPBACK = '127.0.0.1';

@@ -15,7 +15,6 @@ import { testStorageSettings } from './database';
  */
 export async function startTestSystem(overrides: Partial<SystemOptions> = {}): Promise<RunningSystem> {
   const id = randomBytes(3).toString('hex');
-  const scaled = overrides.balanced || overrides.replicas !== undefined || (overrides.gateways ?? 1) > 1;
   return startSystem({
     dataDir: join(process.env.TEST_DATA_DIR ?? '.data/test', `system-${id}`),
     mongoUrl: process.env.MONGO_URL ?? '',
@@ -24,7 +23,7 @@ export async function startTestSystem(overrides: Partial<SystemOptions> = {}): P
     dbPrefix: `s${id}_`,
     frontendOrigin: TEST_FRONTEND_ORIGIN,
     smtpUrl: process.env.SMTP_URL,
-    oneProcess: !scaled && process.env.TEST_SERVICES !== 'split',
+    ...(process.env.TEST_SERVICES === 'split' ? { oneProcess: false } : {}),
     env: { LOG_LEVEL: 'warn', BCRYPT_COST: '4', ...overrides.env },
     ...Object.fromEntries(Object.entries(overrides).filter(([k]) => k !== 'env')),
   });
