@@ -51,8 +51,6 @@ export function createInProcessProxy({
     inner.push(null);
     // Whole already: else, once read, it counts as cut short and takes the client's socket with it.
     inner.complete = true;
-    overrideAnswerHeaders(res, forwarding, serverTiming);
-
     const timer = setTimeout(() => {
       if (res.headersSent || res.destroyed) return;
       logger.error(
@@ -62,6 +60,8 @@ export function createInProcessProxy({
       upstreamFailures.inc({ upstream: name, status: 504 });
       answerFailure(res, 504);
     }, timeoutMs);
+    // Once the app begins its answer the timeout is over: a stream does not hold it for its life.
+    overrideAnswerHeaders(res, forwarding, serverTiming, () => clearTimeout(timer));
     res.once('close', () => {
       clearTimeout(timer);
       span.end(res.statusCode);
@@ -71,9 +71,15 @@ export function createInProcessProxy({
 }
 
 /** Applies the gateway's rules to the headers the app sends, when it sends them. */
-function overrideAnswerHeaders(res: ServerResponse, { private: isPrivate }: Forwarding, serverTiming: boolean): void {
+function overrideAnswerHeaders(
+  res: ServerResponse,
+  { private: isPrivate }: Forwarding,
+  serverTiming: boolean,
+  begun: () => void,
+): void {
   const writeHead = res.writeHead;
   res.writeHead = function writeHeadAsTheGatewaySays(this: ServerResponse, status: number, ...rest: unknown[]) {
+    begun();
     const last = rest.at(-1);
     if (last !== null && typeof last === 'object' && !Array.isArray(last)) {
       for (const [header, value] of Object.entries(last as OutgoingHttpHeaders)) {
