@@ -168,10 +168,13 @@ export function createOutbox<E extends OutboxEntry>({
     if (entry.dueAt.getTime() > readAt) return 'not taken';
     const id = idOf(entry);
     if ((await firstOf(entry)) !== id) {
-      if (dispatched) {
+      if (dispatched && !waiting.has(id)) {
         waiting.set(id, entry);
         // Those whose earlier entry another process finished are found by a poll instead.
         if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
+        // The earlier entry may have been done between the read above and now, and looked for
+        // its successor before this one waited: asked once more, now that it waits.
+        background(attempt(entry, Date.now(), true));
       }
       return 'not taken';
     }
