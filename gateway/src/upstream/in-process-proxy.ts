@@ -3,7 +3,8 @@
  * request is handed to the service's app in memory, without a socket, and the app answers on the
  * client's response itself, streams included. What upstream-proxy.ts does around a hop is done
  * here the same way, so that an answer does not depend on the mode:
- * - the app reads the body the gateway read (request-body.ts), with the same headers;
+ * - the app reads the body the gateway read (request-body.ts), with the same headers (a request
+ *   without a body is the client's own);
  * - the hop is a client span of its own, whose context the app's server span continues;
  * - a private answer gets `Cache-Control: no-store`, and `Server-Timing` is dropped unless
  *   configured, whatever the app set;
@@ -40,17 +41,8 @@ export function createInProcessProxy({
   return (req, res, forwarding) => {
     const method = req.method ?? 'GET';
     const span = startClientSpan(method, `${target}${req.url}`, method);
-    const inner = new IncomingMessage(req.socket);
-    inner.method = method;
-    inner.url = req.url;
-    inner.httpVersion = req.httpVersion;
-    inner.httpVersionMajor = req.httpVersionMajor;
-    inner.httpVersionMinor = req.httpVersionMinor;
-    inner.headers = { ...req.headers, ...span.headers };
-    if (forwarding.body) inner.push(forwarding.body);
-    inner.push(null);
-    // Whole already: else, once read, it counts as cut short and takes the client's socket with it.
-    inner.complete = true;
+    const request = forwarding.body ? withBody(req, forwarding.body, span.headers) : req;
+    if (!forwarding.body) Object.assign(req.headers, span.headers);
     const timer = setTimeout(() => {
       if (res.headersSent || res.destroyed) return;
       logger.error(
@@ -66,8 +58,27 @@ export function createInProcessProxy({
       clearTimeout(timer);
       span.end(res.statusCode);
     });
-    listener(inner, res);
+    listener(request, res);
   };
+}
+
+/**
+ * The request as the app reads it, with the body the gateway read (the client's own stream is
+ * spent). A request without a body is handed on as it is.
+ */
+function withBody(req: IncomingMessage, body: Buffer, extraHeaders: Record<string, string>): IncomingMessage {
+  const inner = new IncomingMessage(req.socket);
+  inner.method = req.method;
+  inner.url = req.url;
+  inner.httpVersion = req.httpVersion;
+  inner.httpVersionMajor = req.httpVersionMajor;
+  inner.httpVersionMinor = req.httpVersionMinor;
+  inner.headers = { ...req.headers, ...extraHeaders };
+  inner.push(body);
+  inner.push(null);
+  // Whole already: else, once read, it counts as cut short and takes the client's socket with it.
+  inner.complete = true;
+  return inner;
 }
 
 /** Applies the gateway's rules to the headers the app sends, when it sends them. */
