@@ -30,6 +30,7 @@ const WORKSPACES = [
   'services/files',
   'services/realtime',
   'gateway',
+  'server',
   'bench',
   'clients/js',
 ];

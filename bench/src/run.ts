@@ -255,6 +255,9 @@ async function main(): Promise<void> {
       storage: { endpoint: storage?.url ?? '', ...S3 },
       jwtSecret: SECRET,
       dbPrefix: `b${process.pid}_`,
+      // One process per part: scenario 1 puts a bare proxy in front of posts' own process, and
+      // these scenarios' history is of that mode (scenario 14 measures npm start's).
+      oneProcess: false,
       env: {
         LOG_LEVEL: 'warn',
         ...LIMITS_OFF,

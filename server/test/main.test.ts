@@ -1,0 +1,50 @@
+/**
+ * The one entry's choices: SERVICES names what the process runs, and a configuration that is wrong
+ * stops it before anything starts, naming the part and the key.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@cs/devstack';
+import { describe, expect, it } from '@jest/globals';
+
+const MAIN = join(REPO_ROOT, 'server/dist/src/main.js');
+const SECRET = 'a-secret-of-at-least-thirty-two-characters';
+
+function run(env: Record<string, string>) {
+  const { status, stderr } = spawnSync(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { status, stderr };
+}
+
+describe('server/: SERVICES', () => {
+  it('when SERVICES names no part, then the process exits 1 naming the choices', () => {
+    expect(run({ SERVICES: 'everything', JWT_SECRET: SECRET })).toEqual({
+      status: 1,
+      stderr: 'SERVICES must be one of all, identity, posts, notes, files, realtime, gateway (got "everything")\n',
+    });
+  });
+
+  it('when one part’s configuration is wrong, then the process exits 1 naming that part and the key, before any part starts', () => {
+    const { status, stderr } = run({ SERVICES: 'all', JWT_SECRET: SECRET });
+
+    expect(status).toBe(1);
+    expect(stderr).toBe('identity: Invalid configuration: MONGO_URL is required\n');
+  });
+
+  it('when a key is given for one part alone, then that part reads it, and the others keep the common one', () => {
+    const { status, stderr } = run({
+      SERVICES: 'all',
+      JWT_SECRET: SECRET,
+      MONGO_URL: 'mongodb://127.0.0.1:1',
+      POSTS_PUBLIC_CHANGES_PER_MINUTE: 'many',
+    });
+
+    expect(status).toBe(1);
+    expect(stderr).toBe(
+      'posts: Invalid configuration: PUBLIC_CHANGES_PER_MINUTE must be an integer from 0 to 9007199254740991 (got "many")\n',
+    );
+  });
+});
