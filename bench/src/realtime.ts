@@ -20,6 +20,7 @@ import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave as interleaveRounds, runScript, type ScenarioOptions, summarize, type Variant } from './rounds';
 import { rssMb } from './rss';
+import { call } from './seed-load';
 import { pairedRatio, percentile, round } from './stats';
 
 /**
@@ -94,16 +95,6 @@ async function openMany(
   return streams;
 }
 
-async function post(url: string, token: string, method: 'POST' | 'PUT', body: unknown) {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, string>;
-}
-
 export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
   const system: RunningSystem = await startSystem({
     dataDir: o.dataDir,
@@ -163,12 +154,12 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
     await sleep(Math.max(0, startedAt + (n * 1000) / POSTS_PER_S - Date.now()));
     publishing.push(
       (async () => {
-        const draft = await post(`${system.gatewayUrl}/api/posts`, token, 'POST', {
+        const draft = await call(`${system.gatewayUrl}/api/posts`, 'POST', token, {
           title: `Live ${n}`,
           body: 'A post for the subscribers.',
           tags: [tag],
         });
-        await post(`${system.gatewayUrl}/api/posts/${draft._id}`, token, 'PUT', { status: 'published' });
+        await call(`${system.gatewayUrl}/api/posts/${draft._id}`, 'PUT', token, { status: 'published' });
         answered.set(String(draft._id), Date.now());
       })(),
     );
@@ -184,7 +175,7 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
   }
 
   // Reads and writes, with the subscribers' streams open and with none.
-  const readPost = await post(`${system.gatewayUrl}/api/posts`, token, 'POST', { title: 'Read', body: 'Read by id.' });
+  const readPost = await call(`${system.gatewayUrl}/api/posts`, 'POST', token, { title: 'Read', body: 'Read by id.' });
   let open: Stream[] | undefined = subscribers;
   const streams = async (wanted: boolean) => {
     if (wanted && !open) open = await openMany(gateway, `/api/realtime?topics=posts&tag=${tag}`, SUBSCRIBERS);

@@ -46,7 +46,13 @@ export function post(i: number, tag?: string): { title: string; text: string; ta
   };
 }
 
-async function call(url: string, method: string, token: string, body: unknown): Promise<Record<string, unknown>> {
+/** A JSON request as `token`'s user; anything but 2xx throws with the answer. */
+export async function call(
+  url: string,
+  method: string,
+  token: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const res = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
