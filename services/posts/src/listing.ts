@@ -14,9 +14,16 @@
  * process applied: almost always missing, one lookup by `_id`. Otherwise it reads each changed
  * post by `_id` and applies it. A change made through this replica is applied by its writer, from
  * the post as the write returned it, so this replica's readers do not even read it again. So a change costs every replica one lookup of one post, and a page
- * costs the lookups of the posts on it whose text is not kept. The catching up is shared: reads
- * that arrive while one runs wait for the next, which starts after them, so no read can be
- * answered from a catch-up that began before it arrived.
+ * costs the lookups of the posts on it whose text is not kept.
+ *
+ * Reads do not each wait for a lookup: a catch-up that began less than FRESH_MS before a read
+ * arrived answers it, and every change waits FRESH_MS after its entry is logged before it is
+ * acknowledged (`settled`). A read that arrives after a change was acknowledged arrives more than
+ * FRESH_MS after its entry was logged, so the catch-up that answers it began after the entry was
+ * there, on any replica: only durations are compared, each on one machine's clock. Under load a
+ * replica looks at the log once every FRESH_MS, whatever its reads; idle, not at all. A read that
+ * finds the last catch-up older than that waits for the next one, and reads that arrive while one
+ * runs share it.
  *
  * A published post read by its id is served the same way (`published`): caught up, then from the
  * kept texts, so an unpublish or a delete acknowledged anywhere is never answered from memory.
@@ -33,6 +40,11 @@ import { ListingIndex, PLACED_FIELDS, type Placed, type PlacedRecord } from './l
 import { type Change, createListingLog, type ListingLog } from './listing-log';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 
+/**
+ * How long a catch-up answers reads for, and so how long every change to a published post waits,
+ * once logged, before it is acknowledged. Under load a replica looks at the log this often.
+ */
+export const FRESH_MS = 10;
 /** The listing is read whole again after this long, whatever the log says (see RETAIN_MS). */
 export const MAX_AGE_MS = 30_000;
 /** Past this many changes since the last read, reading the whole listing is cheaper. */
@@ -59,6 +71,7 @@ export interface Listing {
   /**
    * Call after a change to a published post is written, before it is acknowledged. `written`: the
    * post as the write left it (null: deleted), applied to this replica's listing at once.
+   * Resolves FRESH_MS after the change is logged, when every replica's next read shows it.
    */
   changed(change: Change, written?: PostRecord | null): Promise<void>;
 }
@@ -71,6 +84,8 @@ interface State {
   applied: Set<number>;
   /** When the read of the whole listing began. */
   readAt: number;
+  /** When the last catch-up that brought it up to date began (performance.now()). */
+  checkedAt: number;
 }
 
 interface KeptText {
@@ -84,6 +99,22 @@ const FIELDS = `${POST_FIELDS} version`;
 /** A write around the service (a seed, a migration, an operator's fix) says so after it. */
 export async function markListingChanged(connection: Connection): Promise<void> {
   await createListingLog(connection).record({ all: true });
+  await settled(performance.now());
+}
+
+/**
+ * Resolves FRESH_MS after `loggedAt`, when no replica answers a read from a catch-up that began
+ * before the entry logged then was there.
+ */
+async function settled(loggedAt: number): Promise<void> {
+  for (
+    let left = FRESH_MS - (performance.now() - loggedAt);
+    left > 0;
+    left = FRESH_MS - (performance.now() - loggedAt)
+  ) {
+    // Timers count whole milliseconds and may fire a little early: look at the clock again.
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
 }
 
 /**
@@ -138,13 +169,14 @@ export function createListing(
    */
   async function readWhole({ fresh }: { fresh: boolean }): Promise<State> {
     const readAt = Date.now();
+    const checkedAt = performance.now();
     const seq = await log.head();
     const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
     if (fresh) {
       texts.clear();
       textChars = 0;
     }
-    state = { index: new ListingIndex(records), seq, applied: new Set(), readAt };
+    state = { index: new ListingIndex(records), seq, applied: new Set(), readAt, checkedAt };
     return state;
   }
 
@@ -171,6 +203,7 @@ export function createListing(
   }
 
   async function catchUp(): Promise<State> {
+    const began = performance.now();
     const current = state;
     const age = current ? Date.now() - current.readAt : Number.POSITIVE_INFINITY;
     if (!current || age > 2 * MAX_AGE_MS) return readWhole({ fresh: false });
@@ -178,7 +211,7 @@ export function createListing(
     const entries = await log.after(current.seq, CATCH_UP_MAX);
     if (entries === null) return readWhole({ fresh: false });
     if (entries.some(({ changes }) => changes.some((change) => 'all' in change))) return readWhole({ fresh: true });
-    if (entries.length === 0) return current;
+    if (entries.length === 0) return checked(current, began);
 
     const changedPosts = new Set<string>();
     for (const change of entries.flatMap(({ changes }) => changes)) {
@@ -189,6 +222,11 @@ export function createListing(
     const records = await Promise.all(ids.map(readPost));
     for (const [i, id] of ids.entries()) applyRead(current.index, id, records[i] ?? null);
     advance(current, (entries.at(-1) as { seq: number }).seq);
+    return checked(current, began);
+  }
+
+  function checked(current: State, began: number): State {
+    current.checkedAt = Math.max(current.checkedAt, began);
     return current;
   }
 
@@ -207,6 +245,7 @@ export function createListing(
   }
 
   function caughtUp(): Promise<State> {
+    if (state && performance.now() - state.checkedAt < FRESH_MS) return Promise.resolve(state);
     if (!running) return run();
     queued ??= running.then(
       () => {
@@ -254,6 +293,23 @@ export function createListing(
     return slice.map((placed) => found.get(placed.id) as Post);
   }
 
+  /** This replica's own write, as it left the post: no need to read it again to catch up. */
+  function applyOwn(seq: number, change: Change, written: PostRecord | null | undefined): void {
+    const current = state;
+    if (!current) return;
+    // Anything may have changed: the next read reads it all (the entry may also hold other
+    // writers' changes, which they mark applied).
+    if ('all' in change) {
+      if (state === current) state = undefined;
+      return;
+    }
+    if ('authorId' in change) current.index.removeAuthor(change.authorId);
+    if ('postId' in change && written !== undefined) applyRead(current.index, change.postId, written);
+    else if (!('authorId' in change)) return;
+    current.applied.add(seq);
+    advance(current, current.seq);
+  }
+
   return {
     async page({ offset, limit, tag }, client) {
       const { index } = await caughtUp();
@@ -279,20 +335,9 @@ export function createListing(
 
     async changed(change, written) {
       const seq = await log.record(change);
-      // This replica's own write, as it left the post: no need to read it again to catch up.
-      const current = state;
-      if (!current) return;
-      // Anything may have changed: the next read reads it all (the entry may also hold other
-      // writers' changes, which they mark applied).
-      if ('all' in change) {
-        if (state === current) state = undefined;
-        return;
-      }
-      if ('authorId' in change) current.index.removeAuthor(change.authorId);
-      if ('postId' in change && written !== undefined) applyRead(current.index, change.postId, written);
-      else if (!('authorId' in change)) return;
-      current.applied.add(seq);
-      advance(current, current.seq);
+      const loggedAt = performance.now();
+      applyOwn(seq, change, written);
+      await settled(loggedAt);
     },
   };
 }

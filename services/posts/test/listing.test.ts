@@ -7,7 +7,7 @@ import { api, captureLogger, TEST_JWT_SECRET, tellDeleted, verifierWithoutRevoca
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
-import { createListing, markListingChanged } from '../src/listing';
+import { createListing, FRESH_MS, markListingChanged } from '../src/listing';
 import { createListingLog, type ListingLog } from '../src/listing-log';
 import { postModel } from '../src/model';
 import { newAuthor, type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
@@ -224,6 +224,54 @@ describe('the list while posts change on another replica', () => {
 });
 
 describe('reads that arrive while the list catches up', () => {
+  it('when a post is read by id 200 times in a row, then the log is looked at no more than once every FRESH_MS', async () => {
+    const [id] = await seed(h.model, [{ title: 'Read often' }]);
+    const real = createListingLog(other);
+    let lookups = 0;
+    const counted: ListingLog = {
+      record: (change) => real.record(change),
+      head: () => real.head(),
+      after(seq, max) {
+        lookups += 1;
+        return real.after(seq, max);
+      },
+    };
+    const listing = createListing(postModel(other), coldListBulkhead({}), counted);
+    expect((await listing.published(id as string, 'reader'))?.title).toBe('Read often');
+
+    lookups = 0;
+    const began = performance.now();
+    for (let i = 0; i < 200; i++) expect((await listing.published(id as string, 'reader'))?.title).toBe('Read often');
+    const elapsed = performance.now() - began;
+
+    // Each catch-up begins at least FRESH_MS after the one before it.
+    expect(lookups).toBeLessThanOrEqual(Math.floor(elapsed / FRESH_MS) + 1);
+  });
+
+  it('when a change is logged, then it is acknowledged no sooner than FRESH_MS later: no replica still answers from a catch-up that began before it', async () => {
+    const author = newAuthor();
+    const [id] = await seed(h.model, [{ title: 'Settling', authorId: author.id }]);
+    const real = createListingLog(other);
+    let loggedAt = Number.NaN;
+    const timed: ListingLog = {
+      async record(change) {
+        const seq = await real.record(change);
+        loggedAt = performance.now();
+        return seq;
+      },
+      head: () => real.head(),
+      after: (seq, max) => real.after(seq, max),
+    };
+    const listing = createListing(postModel(other), coldListBulkhead({}), timed);
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await listing.changed({ postId: id as string });
+      waits.push(performance.now() - loggedAt);
+    }
+
+    expect(waits.filter((wait) => wait < FRESH_MS)).toEqual([]);
+  });
+
   it('when a change is logged while a catch-up is under way, then a read that arrived after it waits for the next catch-up and shows the change', async () => {
     const tag = uniqueTag('queued');
     const author = newAuthor();
@@ -245,6 +293,8 @@ describe('reads that arrive while the list catches up', () => {
     const listing = createListing(postModel(other), coldListBulkhead({}), slow);
     const titles = async () => (await listing.page({ offset: 0, limit: 50, tag }, 'reader')).posts.map((p) => p.title);
     expect(await titles()).toEqual(['Listed']);
+    // Past the window of that catch-up: the next read catches up again.
+    await new Promise((resolve) => setTimeout(resolve, 2 * FRESH_MS));
 
     let release = () => {};
     hold = new Promise((resolve) => {
