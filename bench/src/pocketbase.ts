@@ -21,6 +21,7 @@ import { get } from 'node:http';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, REPO_ROOT, TOOLS_BIN } from '@cs/devstack';
+import { cpuBetween, cpuSnapshot, type ProcessGroups } from './cpu';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave, type LoadSummary, runScript, summarize } from './rounds';
@@ -83,9 +84,20 @@ interface Running {
   stop(): Promise<void>;
 }
 
+/** Where one side's CPU went over its measured rounds: ms per request, by kind of process. */
+export interface CpuPerRequest {
+  /** node, ferretdb, postgres…, or pocketbase; the load generator's own apart. */
+  msPerRequest: Record<string, number>;
+  /** The load generator's, in its own process. */
+  loadGeneratorMs: number;
+  /** Cores the machine kept busy on average over the rounds (every process, anyone's). */
+  machineBusyCores: number;
+}
+
 export interface SideBySide {
   ours: LoadSummary;
   pocketbase: LoadSummary;
+  cpu: Record<System, CpuPerRequest>;
   /** Ours over PocketBase: requests a second (median of the paired rounds), p50 and p99 (of the medians). */
   ratio: number;
   p50Ratio: number;
@@ -315,6 +327,19 @@ function kindOf(pid: number): string {
   return processName(pid) || 'gone';
 }
 
+/** A process and all its descendants, grouped by kind (as memoryOfTree), for CPU time. */
+function processGroups(root: number): ProcessGroups {
+  const groups: ProcessGroups = {};
+  const pids = processTree(root);
+  for (const pid of pids) {
+    const kind = pid === root && pids.length > 1 ? 'launcher' : kindOf(pid);
+    const group = groups[kind] ?? { pids: [] };
+    group.pids.push(pid);
+    groups[kind] = group;
+  }
+  return groups;
+}
+
 /** RSS and PSS of a process and all its descendants, and by kind (the root apart, as "launcher"). */
 function memoryOfTree(root: number): MemoryOfSide {
   const pids = processTree(root);
@@ -469,16 +494,48 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
     o.log(`bench: 14 ${what}…`);
     const exact = (r: Running) => ({ ...spec(r), exactLatency: true });
     for (const r of both()) await load(exact(r), Math.min(WARMUP_S, durationS));
+    const spent: Record<
+      System,
+      { cpuMs: Record<string, number>; busyMs: number; windowMs: number; requests: number; loadMs: number }
+    > = {
+      ours: { cpuMs: {}, busyMs: 0, windowMs: 0, requests: 0, loadMs: 0 },
+      pocketbase: { cpuMs: {}, busyMs: 0, windowMs: 0, requests: 0, loadMs: 0 },
+    };
     const rounds = await interleave(
       both().map((r) => ({
         name: r.system,
-        run: () => (around ? around(r, () => load(exact(r), durationS)) : load(exact(r), durationS)),
+        run: async () => {
+          const before = cpuSnapshot(processGroups(r.pid));
+          const result = await (around ? around(r, () => load(exact(r), durationS)) : load(exact(r), durationS));
+          const window = cpuBetween(before, cpuSnapshot(processGroups(r.pid)));
+          const side = spent[r.system];
+          for (const [kind, ms] of Object.entries(window.cpuMs)) side.cpuMs[kind] = (side.cpuMs[kind] ?? 0) + ms;
+          side.busyMs += window.machineBusyCores * window.windowMs;
+          side.windowMs += window.windowMs;
+          side.requests += result.requests;
+          side.loadMs += result.cpuMs ?? 0;
+          return result;
+        },
       })),
       o.rounds,
     );
     const s = { ours: summarize(rounds.ours ?? []), pocketbase: summarize(rounds.pocketbase ?? []) };
+    const perRequest = (side: (typeof spent)[System]): CpuPerRequest => {
+      const per = (ms: number) => round(ms / Math.max(side.requests, 1), 3);
+      return {
+        msPerRequest: Object.fromEntries(
+          Object.entries(side.cpuMs)
+            .filter(([, ms]) => ms > 0)
+            .sort(([, a], [, b]) => b - a)
+            .map(([kind, ms]) => [kind, per(ms)]),
+        ),
+        loadGeneratorMs: per(side.loadMs),
+        machineBusyCores: round(side.busyMs / Math.max(side.windowMs, 1), 2),
+      };
+    };
     return {
       ...s,
+      cpu: { ours: perRequest(spent.ours), pocketbase: perRequest(spent.pocketbase) },
       ratio: pairedRatio(s.ours.rounds, s.pocketbase.rounds),
       p50Ratio: round(s.ours.p50 / (s.pocketbase.p50 || Number.NaN), 2),
       p99Ratio: round(s.ours.p99 / (s.pocketbase.p99 || Number.NaN), 2),
@@ -694,6 +751,10 @@ export function pocketbaseSection(r: PocketBaseReport): string {
       .map(([name, x]) => `${name}${x.processes > 1 ? ` ×${x.processes}` : ''} ${mb(x)}`)
       .join('; ');
   const { afterStart, afterRestart } = r.memory;
+  const cpuLine = (c: CpuPerRequest) =>
+    `${Object.entries(c.msPerRequest)
+      .map(([kind, msPer]) => `${kind} ${msPer}`)
+      .join(', ')}; load generator ${c.loadGeneratorMs}; machine ${c.machineBusyCores} cores busy`;
   return [
     `## 14. Beside PocketBase (${r.pocketbase})`,
     '',
@@ -714,6 +775,18 @@ export function pocketbaseSection(r: PocketBaseReport): string {
     `Failures: ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.ours.failures, 0) + r.seeding.ours.failures} ours, ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.pocketbase.failures, 0) + r.seeding.pocketbase.failures} PocketBase. Posts published beside the list: ${r.listWhilePublishing.published.ours} ours, ${r.listWhilePublishing.published.pocketbase} PocketBase. First start, on an empty data directory: ours ${ms(r.startToReady.ours.firstMs)}, PocketBase ${ms(r.startToReady.pocketbase.firstMs)}.`,
     '',
     `Memory idle after start, RSS / PSS: ours ${memoryParts(afterStart.ours)}. After a restart with the posts: ${memoryParts(afterRestart.ours)}; PocketBase ${mb(afterRestart.pocketbase)}.`,
+    '',
+    "Where the CPU went, in CPU-ms per request over the measured rounds, by kind of process (/proc: utime + stime, PostgreSQL's ended backends included), and the cores the machine kept busy; the load generator runs in a process of its own:",
+    '',
+    '| work | content service | PocketBase |',
+    '|---|---|---|',
+    ...(
+      [
+        ['one post by id', r.byId],
+        ['create a post', r.create],
+        ['list by tag', r.list],
+      ] as const
+    ).map(([work, x]) => `| ${work} | ${cpuLine(x.cpu.ours)} | ${cpuLine(x.cpu.pocketbase)} |`),
     '',
   ].join('\n');
 }
