@@ -110,7 +110,7 @@ async function query(promql: string): Promise<Sample[]> {
   return body.data.result;
 }
 
-/** Longer than the 10 ms a catch-up of the public listing answers reads for. */
+/** Longer than the 20 ms a catch-up of the public listing answers reads for. */
 const READS_APART_MS = 50;
 
 /** Scrapes and span exports reach Prometheus and Jaeger seconds after the traffic, not at once. */

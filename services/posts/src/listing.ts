@@ -20,10 +20,11 @@
  * arrived answers it, and every change waits FRESH_MS after its entry is logged before it is
  * acknowledged (`settled`). A read that arrives after a change was acknowledged arrives more than
  * FRESH_MS after its entry was logged, so the catch-up that answers it began after the entry was
- * there, on any replica: only durations are compared, each on one machine's clock. Under load a
- * replica looks at the log once every FRESH_MS, whatever its reads; idle, not at all. A read that
- * finds the last catch-up older than that waits for the next one, and reads that arrive while one
- * runs share it.
+ * there, on any replica: only durations are compared, each on one machine's clock. A read that
+ * finds the last catch-up past half its window starts the next one in the background and is
+ * answered at once, so under steady load no read waits for the log: a replica looks at it every
+ * REFRESH_AFTER_MS or so, whatever its reads, and idle, not at all. A read that finds no catch-up
+ * recent enough joins the one under way if it began within the window, else waits for the next.
  *
  * A published post read by its id is served the same way (`published`): caught up, then from the
  * kept texts, so an unpublish or a delete acknowledged anywhere is never answered from memory.
@@ -44,7 +45,9 @@ import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from 
  * How long a catch-up answers reads for, and so how long every change to a published post waits,
  * once logged, before it is acknowledged. Under load a replica looks at the log this often.
  */
-export const FRESH_MS = 10;
+export const FRESH_MS = 20;
+/** Past this age, a read starts the next catch-up in the background (see FRESH_MS). */
+export const REFRESH_AFTER_MS = FRESH_MS / 2;
 /** The listing is read whole again after this long, whatever the log says (see RETAIN_MS). */
 export const MAX_AGE_MS = 30_000;
 /** Past this many changes since the last read, reading the whole listing is cheaper. */
@@ -230,10 +233,12 @@ export function createListing(
     return current;
   }
 
-  // One catch-up runs at a time; a read that arrives meanwhile waits for the next one. When the
-  // one under way fails (the database is down or silent), those waiting fail with it, at once:
-  // a second try in a row would only double their wait for the same answer.
+  // One catch-up runs at a time; a read that arrives meanwhile joins it if it began within the
+  // window, or else waits for the next one. When the one under way fails (the database is down or
+  // silent), those waiting fail with it, at once: a second try in a row would only double their
+  // wait for the same answer.
   let running: Promise<State> | undefined;
+  let runningBegan = Number.NEGATIVE_INFINITY;
   let queued: Promise<State> | undefined;
 
   function run(): Promise<State> {
@@ -241,11 +246,18 @@ export function createListing(
       if (running === started) running = undefined;
     });
     running = started;
+    runningBegan = performance.now();
     return started;
   }
 
   function caughtUp(): Promise<State> {
-    if (state && performance.now() - state.checkedAt < FRESH_MS) return Promise.resolve(state);
+    const now = performance.now();
+    if (state && now - state.checkedAt < FRESH_MS) {
+      // A failed background catch-up is tried again by the next read.
+      if (now - state.checkedAt >= REFRESH_AFTER_MS && !running) run().catch(() => undefined);
+      return Promise.resolve(state);
+    }
+    if (running && now - runningBegan < FRESH_MS) return running;
     if (!running) return run();
     queued ??= running.then(
       () => {
