@@ -33,8 +33,10 @@ export interface RunningPostgres {
  * - plan_cache_mode: FerretDB sends each filter's field name as a bind parameter, and a generic
  *   plan cannot match an expression index such as GIN on `_jsonb->'_id'`. A custom plan per query
  *   costs a few microseconds of planning and makes a find by _id an index lookup instead of a scan.
+ * - max_logical_replication_workers=0: nothing subscribes to logical replication, and with none
+ *   its launcher process (1.5 MB PSS idle) is not started.
  */
-const SETTINGS = ['listen_addresses=', 'plan_cache_mode=force_custom_plan'];
+const SETTINGS = ['listen_addresses=', 'plan_cache_mode=force_custom_plan', 'max_logical_replication_workers=0'];
 
 /**
  * PostgreSQL refuses to run as root. As root, the data directory belongs to the `postgres` user
