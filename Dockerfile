@@ -24,7 +24,7 @@ RUN npm run build --workspaces --if-present \
 FROM node:24-bookworm-slim
 ARG WORKSPACE
 ARG PORT
-ENV NODE_ENV=production PORT=${PORT} MAIN=${WORKSPACE}/dist/src/server.js NODE_OPTIONS=--max-semi-space-size=8
+ENV NODE_ENV=production PORT=${PORT} MAIN=${WORKSPACE}/dist/src/server.js NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 # npm reads every workspace's manifest, then installs only this workspace's production tree.
 COPY --from=build /manifests ./
