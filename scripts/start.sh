@@ -10,7 +10,7 @@ if [ "${REPLICAS:-1}" != 1 ] || [ "${GATEWAYS:-1}" != 1 ]; then
   bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haproxy}" HAPROXY_PATH
 fi
 cd "$root"
-# The launcher only starts, watches and stops the others: V8's lite mode (no optimizing compiler)
-# and a 1 MB young generation keep it at about 50 MB RSS, 39 MB of which is Node's own code,
-# shared with the five processes it starts (18 MB PSS).
-exec node_modules/.bin/node --lite-mode --max-semi-space-size=1 dev/devstack/dist/src/start.js
+# The launcher starts, watches and stops the servers; with SERVICES=all (the default) it also
+# runs the gateway and every service itself (dev/devstack host.ts), so it takes Node's flags for
+# every process of ours (NODE_FLAGS in dev/devstack system.ts).
+exec node_modules/.bin/node --max-semi-space-size=4 dev/devstack/dist/src/start.js

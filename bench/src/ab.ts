@@ -56,7 +56,8 @@ async function start(name: Build['name'], dir: string): Promise<Build> {
   const child = spawnChild({
     name,
     command: join(dir, 'node_modules', '.bin', 'node'),
-    args: ['--lite-mode', '--max-semi-space-size=1', launcher],
+    // As scripts/start.sh runs it: with SERVICES=all the launcher runs every part itself.
+    args: ['--max-semi-space-size=4', launcher],
     cwd: dir,
     logFile: log,
     env: {

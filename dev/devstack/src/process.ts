@@ -42,6 +42,16 @@ export interface SpawnOptions {
   echo?: boolean;
 }
 
+/**
+ * Children not yet exited. A process that exits without stopping them (an error, a wrong
+ * configuration that ends it, a crash of what `npm start` hosts in itself) sends each SIGTERM
+ * as it goes, so none is left running without its parent.
+ */
+const living = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of living) child.kill('SIGTERM');
+});
+
 export function spawnChild({ name, command, args, env, cwd, logFile, echo = false }: SpawnOptions): Child {
   mkdirSync(dirname(logFile), { recursive: true });
   // The child writes its own log file unless we must echo it: then its output passes through us.
@@ -59,8 +69,10 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
       for (const line of chunk.toString().split('\n')) if (line) process.stdout.write(`[${name}] ${line}\n`);
     });
   }
+  living.add(child);
   const exited = new Promise<number | string | null>((resolveExit) => {
     child.once('exit', (code, signal) => {
+      living.delete(child);
       log?.end();
       resolveExit(code ?? signal);
     });

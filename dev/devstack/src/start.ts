@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { type HostedSystem, hostSystem } from './host';
 import { REPO_ROOT } from './process';
 import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
 import { type RunningSystem, startSystem } from './system';
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   };
 
   const servers: RunningServer[] = [];
-  let system: RunningSystem | undefined;
+  let system: RunningSystem | HostedSystem | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     const bucket = { endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') };
     await promisify(execFile)(process.execPath, [join(__dirname, 'prepare-bucket.js'), JSON.stringify(bucket)]);
 
-    system = await startSystem({
+    const options = {
       dataDir,
       mongoUrl: mongo.url,
       storage: { endpoint: storage.url, publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? storage.url, ...storageSettings },
@@ -113,23 +114,27 @@ async function main(): Promise<void> {
       redisUrl: scaled ? redisUrl : undefined,
       // Scaled, the balancer caps connections per client address with the gateway's setting.
       connectionsPerAddress: env.CONNECTIONS_PER_ADDRESS ? Number(env.CONNECTIONS_PER_ADDRESS) : undefined,
-    });
-    if (system.balancer) {
+    };
+    // One process: this one, beside the servers it started (host.ts).
+    const hosted = oneProcess ? await hostSystem(options) : undefined;
+    const split = hosted ? undefined : await startSystem(options);
+    system = hosted ?? split;
+    if (split?.balancer) {
       console.log(`Replicas:         ${replicas} of each service, ${gateways} gateways, behind HAProxy`);
-      console.log(`                  (its statistics at ${system.balancer.statsUrl})`);
+      console.log(`                  (its statistics at ${split.balancer.statsUrl})`);
       console.log(`Rate limits:      counted in Redis at ${redisUrl}`);
     }
     console.log(
-      oneProcess
-        ? 'Processes:        the gateway and every service in one (SERVICES=all)'
+      hosted
+        ? 'Processes:        the gateway and every service in this one (SERVICES=all)'
         : 'Processes:        one for the gateway and one for each service (SERVICES=split)',
     );
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
-    const metrics = oneProcess
-      ? [system.processes.gateway.metricsUrl]
-      : Object.values(system.replicas)
+    const metrics = hosted
+      ? [hosted.metricsUrl]
+      : Object.values(split?.replicas ?? {})
           .flat()
-          .map((p) => `${p.name}${system?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
+          .map((p) => `${p.name}${split?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
     console.log(`Metrics:          ${metrics.join(', ')}`);
     console.log(`Ready: the content service and its web client are at http://localhost:${port} (Ctrl-C stops it)`);
   } catch (err) {

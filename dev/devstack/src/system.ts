@@ -141,50 +141,27 @@ function replicaCounts(options: SystemOptions): Record<ProcessName, number> {
   return counts;
 }
 
-export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
-  const { dataDir, mongoUrl, storage, jwtSecret, dbPrefix = '', echo = false } = options;
-  const counts = replicaCounts(options);
-  const ownBus: RunningServer | undefined = options.busUrl ? undefined : await startRedis({ dataDir });
-  const busUrl = options.busUrl ?? (ownBus as RunningServer).url;
-  const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
-  const oneProcess = options.oneProcess ?? !balanced;
-  if (oneProcess && balanced)
-    throw new Error('one process runs one of each: replicas and a balancer need a process each');
-  const LOOPBACK = '127.0.0.1';
+/** Where the parts are, for their environments (`environments`). */
+export interface PartAddresses {
+  /** A part's address as the others call it. */
+  url: (name: ProcessName) => string;
+  /** The gateway's port, or the balancer's in front of the gateways. */
+  gatewayPort: number;
+  /** The event bus. */
+  busUrl: string;
+  /** Whether the balancer is in front of every part. */
+  balanced: boolean;
+}
 
-  // Each replica's own port; each kind's address is its one replica's, or the balancer's frontend.
-  const replicaPorts = {} as Record<ProcessName, number[]>;
-  for (const name of PROCESSES) {
-    replicaPorts[name] = [];
-    for (let i = 0; i < counts[name]; i++) {
-      replicaPorts[name].push(
-        name === 'gateway' && !balanced && options.gatewayPort ? options.gatewayPort : await freePort(),
-      );
-    }
-  }
-  const kinds: BalancedKind[] = [];
-  if (balanced) {
-    for (const name of PROCESSES) {
-      const isGateway = name === 'gateway';
-      kinds.push({
-        name,
-        host: isGateway ? (options.gatewayHost ?? '0.0.0.0') : LOOPBACK,
-        port: isGateway && options.gatewayPort ? options.gatewayPort : await freePort(),
-        replicaPorts: replicaPorts[name],
-        forwardFor: isGateway,
-        ...(isGateway ? { connectionsPerAddress: options.connectionsPerAddress ?? CONNECTIONS_PER_ADDRESS } : {}),
-      });
-    }
-  }
-  const kindPort = (name: ProcessName) => kinds.find((k) => k.name === name)?.port ?? (replicaPorts[name][0] as number);
-  const url = (name: ProcessName) => `http://${LOOPBACK}:${kindPort(name)}`;
-  const metricsPorts = {} as Record<ProcessName, number[]>;
-  for (const name of PROCESSES) {
-    metricsPorts[name] = [];
-    if (options.metrics) for (let i = 0; i < counts[name]; i++) metricsPorts[name].push(await freePort());
-  }
-  const gatewayUrl = url('gateway');
-  const frontendOrigin = options.frontendOrigin ?? `http://localhost:${kindPort('gateway')}`;
+/**
+ * Each part's environment (`envOf`), the keys every part gets (`common`), and the one process's
+ * environment that runs them all (`oneProcessEnv`).
+ */
+export function environments(options: SystemOptions, where: PartAddresses) {
+  const { mongoUrl, storage, jwtSecret, dbPrefix = '' } = options;
+  const { url, busUrl, balanced } = where;
+  const LOOPBACK = '127.0.0.1';
+  const frontendOrigin = options.frontendOrigin ?? `http://localhost:${where.gatewayPort}`;
   // The web client's address, for the links identity writes into its e-mails.
   const webUrl = (frontendOrigin.split(',')[0] ?? frontendOrigin).trim();
 
@@ -273,6 +250,58 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
     }
     return env;
   };
+  return { common, envOf, oneProcessEnv };
+}
+
+export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
+  const { dataDir, echo = false } = options;
+  const counts = replicaCounts(options);
+  const ownBus: RunningServer | undefined = options.busUrl ? undefined : await startRedis({ dataDir });
+  const busUrl = options.busUrl ?? (ownBus as RunningServer).url;
+  const balanced = options.balanced || Object.values(counts).some((n) => n > 1);
+  const oneProcess = options.oneProcess ?? !balanced;
+  if (oneProcess && balanced)
+    throw new Error('one process runs one of each: replicas and a balancer need a process each');
+  const LOOPBACK = '127.0.0.1';
+
+  // Each replica's own port; each kind's address is its one replica's, or the balancer's frontend.
+  const replicaPorts = {} as Record<ProcessName, number[]>;
+  for (const name of PROCESSES) {
+    replicaPorts[name] = [];
+    for (let i = 0; i < counts[name]; i++) {
+      replicaPorts[name].push(
+        name === 'gateway' && !balanced && options.gatewayPort ? options.gatewayPort : await freePort(),
+      );
+    }
+  }
+  const kinds: BalancedKind[] = [];
+  if (balanced) {
+    for (const name of PROCESSES) {
+      const isGateway = name === 'gateway';
+      kinds.push({
+        name,
+        host: isGateway ? (options.gatewayHost ?? '0.0.0.0') : LOOPBACK,
+        port: isGateway && options.gatewayPort ? options.gatewayPort : await freePort(),
+        replicaPorts: replicaPorts[name],
+        forwardFor: isGateway,
+        ...(isGateway ? { connectionsPerAddress: options.connectionsPerAddress ?? CONNECTIONS_PER_ADDRESS } : {}),
+      });
+    }
+  }
+  const kindPort = (name: ProcessName) => kinds.find((k) => k.name === name)?.port ?? (replicaPorts[name][0] as number);
+  const url = (name: ProcessName) => `http://${LOOPBACK}:${kindPort(name)}`;
+  const metricsPorts = {} as Record<ProcessName, number[]>;
+  for (const name of PROCESSES) {
+    metricsPorts[name] = [];
+    if (options.metrics) for (let i = 0; i < counts[name]; i++) metricsPorts[name].push(await freePort());
+  }
+  const gatewayUrl = url('gateway');
+  const { common, envOf, oneProcessEnv } = environments(options, {
+    url,
+    gatewayPort: kindPort('gateway'),
+    busUrl,
+    balanced,
+  });
 
   const replicas = {} as Record<ProcessName, SystemProcess[]>;
   for (const name of PROCESSES) replicas[name] = [];

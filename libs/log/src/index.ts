@@ -8,12 +8,14 @@ import { trace } from '@opentelemetry/api';
 import pino from 'pino';
 
 export type Logger = pino.Logger;
+/** Where a logger writes its lines, when not stdout: a file's stream, say. */
+export type DestinationStream = pino.DestinationStream;
 
 export interface LoggerOptions {
   name: string;
   level?: string;
   /** Where lines go; tests pass a stream to read what was logged. */
-  destination?: pino.DestinationStream;
+  destination?: DestinationStream;
 }
 
 const REDACT = [
