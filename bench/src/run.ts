@@ -12,7 +12,7 @@
  * BENCH_STREAMS (10000), BENCH_SUBSCRIBERS (1000), BENCH_DELIVERY_S (20) (scenario 13, realtime.ts),
  * BENCH_PB_POSTS (10000), BENCH_PB_STARTS (3) (scenario 14, pocketbase.ts),
  * BENCH_ONLY=attacks, sessions, realtime or pocketbase: scenario 11, 12, 13 or 14 alone, its report in
- * place of the whole run's. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
+ * place of the whole run's; BENCH_ONLY=uploads: scenario 5 alone, every part in one process. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
  * system as `npm start` does, servers included.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,6 @@ import {
   withDatabase,
 } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/operations';
-import jwt from 'jsonwebtoken';
 import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import { LIMITS_OFF } from './limits-off';
@@ -54,6 +53,7 @@ import {
 import { memoryOf, processTree, rssMb } from './rss';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
+import { measureUploadLinks, runUploadLinks, uploadLinkRows } from './upload-links';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 4);
@@ -65,8 +65,6 @@ const VOLUMES = (process.env.BENCH_VOLUMES ?? '10000,50000').split(',').map(Numb
 const CHANGE_EVERY_MS = 1000;
 /** The file of the multipart scenario, and its rounds (each round sends it twice). */
 const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB ?? 1024);
-/** Callers the size-less links of scenario 5 come from (each holds at most 50 open links; their tokens go to the load process as one argument, under its 128 KiB). */
-const SIZELESS_CALLERS = 400;
 const MULTIPART_ROUNDS = Number(process.env.BENCH_MULTIPART_ROUNDS ?? 3);
 /** The observability goals are within 3%: more rounds for their medians. */
 const OBSERVED_ROUNDS = Number(process.env.BENCH_OBSERVED_ROUNDS ?? 7);
@@ -87,8 +85,8 @@ const AUTH_BASELINE =
   'the same read without a token, through the same gateway and posts service (since issue 32; before, GET /api/posts/my-posts against builds with verification swapped for a decode)';
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase'].includes(ONLY)) {
-  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime" or "pocketbase" runs alone`);
+if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase', 'uploads'].includes(ONLY)) {
+  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime", "pocketbase" or "uploads" runs alone`);
 }
 /** Scenario 14: the posts on each system, and the restarts of each for the time to ready. */
 const PB_POSTS = Number(process.env.BENCH_PB_POSTS ?? 10_000);
@@ -219,6 +217,19 @@ async function main(): Promise<void> {
         only: ONLY,
         machine,
         scenarios: { attacks },
+      });
+      return;
+    }
+    if (ONLY === 'uploads') {
+      process.stdout.write('bench: 5 upload links, alone (BENCH_ONLY), every part in one process…\n');
+      const uploadsOneProcess = await runUploadLinks({ ...onItsOwnSystem('uploads'), dbPrefix: `b${process.pid}_u` });
+      writeReport({
+        when: new Date().toISOString(),
+        durationS: round((Date.now() - started) / 1000),
+        only: ONLY,
+        settings: { rounds: ROUNDS, durationS: DURATION_S },
+        machine,
+        scenarios: { uploadsOneProcess },
       });
       return;
     }
@@ -534,40 +545,17 @@ async function main(): Promise<void> {
     for (const size of VOLUMES)
       volumes.push(await scenario(`10 embedded default, ${size} posts`, () => atVolume(size)));
 
-    // 5. Issuing an upload link, both kinds, through the gateway. A link with size writes nothing
-    // (a signature), so it is held to a read by id; one without size (the contract's request)
-    // records the link and takes a slot, so it is held to a write, a post create. Size-less links
-    // come from many callers, as they do in use: one caller holds at most UPLOAD_MAX_OPEN_LINKS.
-    const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt', size: 1024 });
-    const sizelessBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt' });
-    const callers = Array.from({ length: SIZELESS_CALLERS }, () => ({
-      authorization: `Bearer ${jwt.sign({ id: new Types.ObjectId().toHexString() }, SECRET, { expiresIn: '1h' })}`,
-      'content-type': 'application/json',
-    }));
-    const createBody = JSON.stringify({ title: 'bench', body: 'a post written by the benchmark' });
+    // 5. Issuing an upload link, both kinds, through the gateway (upload-links.ts).
     const uploads = await scenario('5 upload links', () =>
-      interleave([
-        {
-          name: 'upload-url',
-          run: () => load({ url: `${gw}/upload-url`, method: 'POST', headers: auth, body: uploadBody, connections: C }),
-        },
-        { name: 'GET post', run: () => load({ url: `${gw}${postPath}`, connections: C }) },
-        {
-          name: 'upload-url, no size',
-          run: () =>
-            load({
-              url: `${gw}/upload-url`,
-              method: 'POST',
-              rotateHeaders: callers,
-              body: sizelessBody,
-              connections: C,
-            }),
-        },
-        {
-          name: 'POST post',
-          run: () => load({ url: `${gw}/api/posts`, method: 'POST', headers: auth, body: createBody, connections: C }),
-        },
-      ]),
+      measureUploadLinks({
+        gw,
+        token,
+        secret: SECRET,
+        postPath,
+        connections: C,
+        rounds: ROUNDS,
+        load: (spec) => load(spec),
+      }),
     );
 
     // 8. A large file in parts through our signed links, against the SDK's own multipart upload.
@@ -661,6 +649,7 @@ async function main(): Promise<void> {
     });
 
     // 6. Memory: a warm-up, then a mixed soak; RSS of every process before and after.
+    const uploadBody = JSON.stringify({ contentType: 'text/plain', filename: 'bench.txt', size: 1024 });
     const soak = await scenario('6 memory soak', async () => {
       await load({ url: `${gw}${postPath}`, connections: C }, Math.min(5, SOAK_S));
       const warm = Object.fromEntries(Object.entries(processes).map(([n, c]) => [n, rssMb(c.pid)]));
@@ -724,13 +713,7 @@ async function main(): Promise<void> {
           changeEveryMs: CHANGE_EVERY_MS,
           goal: 'at 10,000 posts, 10 clients: list by tag with no 5xx and p50 ≤ 50 ms; by id p50 ≤ 5 ms',
         },
-        uploadLinks: {
-          ...uploads,
-          ratio: ratio(uploads['upload-url']?.rps, uploads['GET post']?.rps),
-          goal: 'upload-url ≥ 0.8 × GET /api/posts/:id',
-          sizelessRatio: ratio(uploads['upload-url, no size']?.rps, uploads['POST post']?.rps),
-          sizelessGoal: 'upload-url without size ≥ 1 × POST /api/posts (costs no more than a create)',
-        },
+        uploadLinks: uploads,
         multipart: {
           sizeMb: MULTIPART_MB,
           partSize: PART_SIZE,
@@ -811,6 +794,7 @@ function markdown(r: Report): string {
   const pocketbase = s.pocketbase as PocketBaseReport | undefined;
   const rows = [
     ...(s.gatewayHop ? everyScenarioRows(s) : []),
+    ...(s.uploadsOneProcess ? uploadLinkRows(s.uploadsOneProcess, ', every part in one process') : []),
     ...(attacks ? attackRows(attacks) : []),
     ...(sessions ? sessionRows(sessions) : []),
     ...(realtime ? realtimeRows(realtime) : []),
@@ -873,18 +857,7 @@ function everyScenarioRows(s: Report): [string, string, string, string][] {
           s.volume.goal,
         ] as [string, string, string, string],
     ),
-    [
-      '5 upload links, with size',
-      `upload-url ${s.uploadLinks['upload-url'].rps.toFixed(0)} rps; GET post ${s.uploadLinks['GET post'].rps.toFixed(0)} rps`,
-      String(s.uploadLinks.ratio),
-      s.uploadLinks.goal,
-    ],
-    [
-      '5 upload links, without size',
-      `upload-url, no size ${s.uploadLinks['upload-url, no size'].rps.toFixed(0)} rps (${s.uploadLinks['upload-url, no size'].failures} failed); POST post ${s.uploadLinks['POST post'].rps.toFixed(0)} rps`,
-      String(s.uploadLinks.sizelessRatio),
-      s.uploadLinks.sizelessGoal,
-    ],
+    ...uploadLinkRows(s.uploadLinks),
     [
       `8 multipart, ${s.multipart.sizeMb} MiB`,
       `ours ${s.multipart.ours.mbPerS} MiB/s; lib-storage ${s.multipart.sdk.mbPerS} MiB/s (parts of ${s.multipart.partSize / 1048576} MiB, ${s.multipart.concurrency} at a time)`,
