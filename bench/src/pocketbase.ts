@@ -97,7 +97,8 @@ export interface CpuPerRequest {
 export interface SideBySide {
   ours: LoadSummary;
   pocketbase: LoadSummary;
-  cpu: Record<System, CpuPerRequest>;
+  /** Absent from runs before it was measured. */
+  cpu?: Record<System, CpuPerRequest>;
   /** Ours over PocketBase: requests a second (median of the paired rounds), p50 and p99 (of the medians). */
   ratio: number;
   p50Ratio: number;
@@ -786,7 +787,12 @@ export function pocketbaseSection(r: PocketBaseReport): string {
         ['create a post', r.create],
         ['list by tag', r.list],
       ] as const
-    ).map(([work, x]) => `| ${work} | ${cpuLine(x.cpu.ours)} | ${cpuLine(x.cpu.pocketbase)} |`),
+    ).map(([work, x]) =>
+      // Runs before the split was measured have none.
+      x.cpu
+        ? `| ${work} | ${cpuLine(x.cpu.ours)} | ${cpuLine(x.cpu.pocketbase)} |`
+        : `| ${work} | not measured | not measured |`,
+    ),
     '',
   ].join('\n');
 }
