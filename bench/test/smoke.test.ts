@@ -140,7 +140,10 @@ describe('npm run bench, with tiny durations', () => {
     }
     expect(s.realtime.idle.streams).toBe(300);
     expect(s.realtime.delivery).toMatchObject({ subscribers: 50, posts: 10, missed: 0 });
-    expect(s.realtime.delivery.p99Ms).toBeGreaterThan(0);
+    // From the answer it may be below 0: a publish answers after its listing's window, its event
+    // often delivered by then. From the publish sent, never.
+    expect(Number.isFinite(s.realtime.delivery.p99Ms)).toBe(true);
+    expect(s.realtime.delivery.fromSentP99Ms).toBeGreaterThan(0);
     for (const ratio of [s.realtime.reads.ratio, s.realtime.writes.ratio]) expect(isRatio(ratio)).toBe(true);
     expect(s.attacks.posts).toBe(200);
     expect(s.attacks.attacks.map((a: { name: string }) => a.name)).toEqual([
