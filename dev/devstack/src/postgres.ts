@@ -3,8 +3,9 @@
  * child process with its own data directory, listening only on a Unix socket in that directory.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { type Child, REPO_ROOT, spawnChild, waitFor } from './process';
 
@@ -79,6 +80,7 @@ export async function startPostgres(bin: string, dataDir: string): Promise<Runni
     );
     execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   }
+  await predecessorGone(data);
   const settings = SETTINGS.flatMap((setting) => ['-c', setting]);
   const [command, args] = user.wrap(join(bin, 'postgres'), ['-D', data, '-k', dir, ...settings], true);
   const child = spawnChild({ name: 'postgres', command, args, logFile: join(dataDir, 'logs', 'postgres.log') });
@@ -96,6 +98,25 @@ export async function startPostgres(bin: string, dataDir: string): Promise<Runni
     child,
     stop: () => stopPostgres(child),
   };
+}
+
+/** How long a start waits for the server its data directory's lock file names to be gone. */
+const PREDECESSOR_WAIT_MS = 15_000;
+
+/**
+ * A server killed a moment ago (SIGKILL to a process group while it was shutting down, as a test
+ * runner stops `npm start`) stays in the process table until its new parent reaps it, and
+ * PostgreSQL refuses to start while the pid in its lock file is there ("lock file postmaster.pid
+ * already exists"). So wait, a while, for that pid to be gone; a server that really runs there
+ * still makes the start fail, with PostgreSQL's own message. Its data is recovered from the WAL.
+ */
+async function predecessorGone(data: string): Promise<void> {
+  const lock = join(data, 'postmaster.pid');
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const deadline = Date.now() + PREDECESSOR_WAIT_MS;
+  while (existsSync(`/proc/${pid}`) && Date.now() < deadline) await sleep(100);
 }
 
 /** SIGINT is PostgreSQL's fast shutdown; SIGTERM (smart) would wait for every client to leave. */

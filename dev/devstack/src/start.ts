@@ -62,8 +62,12 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.stop()));
     process.exit(code);
   };
-  process.once('SIGINT', () => void stop(0));
-  process.once('SIGTERM', () => void stop(0));
+  // Every signal, not the first alone: npm forwards each one it gets to us, so a SIGTERM sent to
+  // the process group (as the contract suite's runner sends it) arrives twice, and a second one
+  // with no listener would end this process at once, before PostgreSQL has shut down; the
+  // runner's SIGKILL then finds PostgreSQL mid-shutdown, and the next start its lock file.
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
 
   try {
     // Each is kept as soon as it runs, so that one failing to start does not leave the others behind.
