@@ -63,9 +63,8 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   // Every signal, not the first alone: npm forwards each one it gets to us, so a SIGTERM sent to
-  // the process group (as the contract suite's runner sends it) arrives twice, and a second one
-  // with no listener would end this process at once, before PostgreSQL has shut down; the
-  // runner's SIGKILL then finds PostgreSQL mid-shutdown, and the next start its lock file.
+  // the process group (as the contract suite's runner sends it) arrives twice, and with a
+  // listener for the first alone the second would end this process at once, mid-stop.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
