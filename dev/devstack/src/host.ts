@@ -8,8 +8,8 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { inProcessUrl } from '@cs/lifecycle';
 import { startAll } from '@cs/server/all';
-import { freePort, httpAnswer, httpOk, waitFor } from './process';
-import { environments, type SystemOptions } from './system';
+import { freePort } from './process';
+import { environments, type SystemOptions, systemReady } from './system';
 
 export interface HostedSystem {
   gatewayUrl: string;
@@ -59,13 +59,7 @@ export async function hostSystem(options: SystemOptions & { busUrl: string }): P
 
   const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
   try {
-    await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), {
-      timeoutMs: 30_000,
-      why: async () => {
-        const { status, body } = await httpAnswer(`${gatewayUrl}/readyz`);
-        return `the gateway's /readyz answers ${status} ${body.slice(0, 1000)}`;
-      },
-    });
+    await systemReady(gatewayUrl);
   } catch (err) {
     await stop();
     throw err;

@@ -253,6 +253,17 @@ export function environments(options: SystemOptions, where: PartAddresses) {
   return { common, envOf, oneProcessEnv };
 }
 
+/** Resolves once the gateway's /readyz answers 200 (every service ready), or says what it answers. */
+export function systemReady(gatewayUrl: string): Promise<void> {
+  return waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), {
+    timeoutMs: 30_000,
+    why: async () => {
+      const { status, body } = await httpAnswer(`${gatewayUrl}/readyz`);
+      return `the gateway's /readyz answers ${status} ${body.slice(0, 1000)}`;
+    },
+  });
+}
+
 export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
   const { dataDir, echo = false } = options;
   const counts = replicaCounts(options);
@@ -372,13 +383,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
         Object.values(await inService(started)).every((up) => up.every(Boolean)),
       );
     }
-    await waitFor('the system', () => httpOk(`${gatewayUrl}/readyz`), {
-      timeoutMs: 30_000,
-      why: async () => {
-        const { status, body } = await httpAnswer(`${gatewayUrl}/readyz`);
-        return `the gateway's /readyz answers ${status} ${body.slice(0, 1000)}`;
-      },
-    });
+    await systemReady(gatewayUrl);
   } catch (err) {
     await stop();
     throw err;
