@@ -15,10 +15,15 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type RunningSystem, startSystem } from '@cs/devstack';
-import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
-import { interleave as interleaveRounds, runScript, type ScenarioOptions, summarize, type Variant } from './rounds';
+import {
+  interleave as interleaveRounds,
+  runScript,
+  type ScenarioOptions,
+  startOwnSystem,
+  summarize,
+  type Variant,
+} from './rounds';
 import { rssMb } from './rss';
 import { call } from './seed-load';
 import { pairedRatio, percentile, round } from './stats';
@@ -109,22 +114,8 @@ async function openMany(
 }
 
 export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
-  const system: RunningSystem = await startSystem({
-    dataDir: o.dataDir,
-    mongoUrl: o.mongoUrl,
-    storage: o.storage,
-    jwtSecret: o.jwtSecret,
-    dbPrefix: o.dbPrefix,
-    env: { LOG_LEVEL: 'warn', ...LIMITS_OFF, BCRYPT_COST: '4' },
-  });
-  o.own(system);
+  const { system, token } = await startOwnSystem(o, 'live');
   const gateway = new URL(system.gatewayUrl);
-  const registered = await fetch(`${system.gatewayUrl}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `live-${process.pid}@example.com`, password: 'bench-password' }),
-  });
-  const { token } = (await registered.json()) as { token: string };
 
   // Idle streams: the RSS they add, once settled.
   const pids = { gateway: system.processes.gateway.child.pid, realtime: system.processes.realtime.child.pid };

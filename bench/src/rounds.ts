@@ -5,7 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { SystemOptions } from '@cs/devstack';
+import { type RunningSystem, type SystemOptions, startSystem } from '@cs/devstack';
+import { LIMITS_OFF } from './limits-off';
 import type { LoadResult } from './load';
 import { median } from './stats';
 
@@ -73,4 +74,31 @@ export interface ScenarioOptions {
   connections: number;
   own(stoppable: { stop(): Promise<unknown> }): void;
   log(line: string): void;
+}
+
+/**
+ * A scenario's own system, in the default mode (every part in one process), quiet logs, the
+ * limits off, and one user registered (bcrypt cost 4: no measured request hashes a password).
+ */
+export async function startOwnSystem(
+  o: ScenarioOptions,
+  who: string,
+): Promise<{ system: RunningSystem; token: string }> {
+  const system = await startSystem({
+    dataDir: o.dataDir,
+    mongoUrl: o.mongoUrl,
+    storage: o.storage,
+    jwtSecret: o.jwtSecret,
+    dbPrefix: o.dbPrefix,
+    env: { LOG_LEVEL: 'warn', ...LIMITS_OFF, BCRYPT_COST: '4' },
+  });
+  o.own(system);
+  const registered = await fetch(`${system.gatewayUrl}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `${who}-${process.pid}@example.com`, password: 'bench-password' }),
+  });
+  if (!registered.ok) throw new Error(`register ${who}: ${registered.status} ${await registered.text()}`);
+  const { token } = (await registered.json()) as { token: string };
+  return { system, token };
 }

@@ -208,54 +208,28 @@ async function main(): Promise<void> {
         ? 'FerretDB sends down only equality filters (PostgreSQL) or only _id (SQLite), never sort, skip or limit: database figures are not MongoDB figures.'
         : undefined,
     };
-    if (ONLY === 'attacks') {
-      process.stdout.write('bench: 11 attacks beside a bystander, alone (BENCH_ONLY)…\n');
-      const attacks = await attacksScenario();
-      writeReport({
-        when: new Date().toISOString(),
-        durationS: round((Date.now() - started) / 1000),
-        only: ONLY,
-        machine,
-        scenarios: { attacks },
-      });
-      return;
-    }
-    if (ONLY === 'uploads') {
-      process.stdout.write('bench: 5 upload links, alone (BENCH_ONLY), every part in one process…\n');
-      const uploadsOneProcess = await runUploadLinks({ ...onItsOwnSystem('uploads'), dbPrefix: `b${process.pid}_u` });
-      writeReport({
-        when: new Date().toISOString(),
-        durationS: round((Date.now() - started) / 1000),
-        only: ONLY,
-        settings: { rounds: ROUNDS, durationS: DURATION_S },
-        machine,
-        scenarios: { uploadsOneProcess },
-      });
-      return;
-    }
-    if (ONLY === 'realtime') {
-      process.stdout.write('bench: 13 realtime, alone (BENCH_ONLY)…\n');
-      const realtime = await realtimeScenario();
+    // A scenario alone (BENCH_ONLY): what it says as it starts, and its figures under their key.
+    const alone: Record<string, { what: string; key: string; run: () => Promise<unknown> }> = {
+      attacks: { what: '11 attacks beside a bystander', key: 'attacks', run: attacksScenario },
+      sessions: { what: '12 sessions', key: 'sessions', run: sessionsScenario },
+      realtime: { what: '13 realtime', key: 'realtime', run: realtimeScenario },
+      uploads: {
+        what: '5 upload links, every part in one process,',
+        key: 'uploadsOneProcess',
+        run: () => runUploadLinks({ ...onItsOwnSystem('uploads'), dbPrefix: `b${process.pid}_u` }),
+      },
+    };
+    const only = alone[ONLY];
+    if (only) {
+      process.stdout.write(`bench: ${only.what} alone (BENCH_ONLY)…\n`);
+      const figures = await only.run();
       writeReport({
         when: new Date().toISOString(),
         durationS: round((Date.now() - started) / 1000),
         only: ONLY,
         settings: { rounds: ROUNDS, durationS: DURATION_S },
         machine,
-        scenarios: { realtime },
-      });
-      return;
-    }
-    if (ONLY === 'sessions') {
-      process.stdout.write('bench: 12 sessions, alone (BENCH_ONLY)…\n');
-      const sessions = await sessionsScenario();
-      writeReport({
-        when: new Date().toISOString(),
-        durationS: round((Date.now() - started) / 1000),
-        only: ONLY,
-        settings: { rounds: ROUNDS, durationS: DURATION_S },
-        machine,
-        scenarios: { sessions },
+        scenarios: { [only.key]: figures },
       });
       return;
     }

@@ -8,12 +8,10 @@
  * (`BENCH_ONLY=uploads`) it runs on a system of its own in the default mode, every part in one
  * process, as `npm start` runs them.
  */
-import { startSystem } from '@cs/devstack';
 import jwt from 'jsonwebtoken';
 import { Types } from 'mongoose';
-import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
-import { interleave, type LoadSummary, runScript, type ScenarioOptions, summarize } from './rounds';
+import { interleave, type LoadSummary, runScript, type ScenarioOptions, startOwnSystem, summarize } from './rounds';
 import { call } from './seed-load';
 import { round } from './stats';
 
@@ -108,22 +106,8 @@ export async function measureUploadLinks(t: UploadLinksTarget): Promise<UploadLi
 
 /** Alone: on a system of its own, every part in one process (startSystem's default, npm start's mode). */
 export async function runUploadLinks(o: ScenarioOptions): Promise<UploadLinksReport> {
-  const system = await startSystem({
-    dataDir: o.dataDir,
-    mongoUrl: o.mongoUrl,
-    storage: o.storage,
-    jwtSecret: o.jwtSecret,
-    dbPrefix: o.dbPrefix,
-    env: { LOG_LEVEL: 'warn', ...LIMITS_OFF, BCRYPT_COST: '4' },
-  });
-  o.own(system);
+  const { system, token } = await startOwnSystem(o, 'uploads');
   const gw = system.gatewayUrl;
-  const registered = await fetch(`${gw}/api/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `uploads-${process.pid}@example.com`, password: 'bench-password' }),
-  });
-  const { token } = (await registered.json()) as { token: string };
   const post = await call(`${gw}/api/posts`, 'POST', token, { title: 'Read', body: 'the post the links are held to' });
   await call(`${gw}/api/posts/${post._id}`, 'PUT', token, { status: 'published' });
   o.log('bench: 5 upload links, every part in one process…');
