@@ -147,6 +147,8 @@ export function subscribeWith<T extends Topic, Docs extends Record<Topic, unknow
       try {
         token = needsCaller ? await deps.token(expired) : undefined;
         expired = undefined;
+        // Unsubscribed while the token was being renewed: an ended subscription says nothing more.
+        if (controller.signal.aborted) return;
         if (needsCaller && !token) {
           const error = new SessionExpiredError('Your session has ended');
           deps.onSessionExpired?.(error);

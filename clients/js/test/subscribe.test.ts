@@ -231,6 +231,52 @@ describe('subscribe', () => {
     expect(expired).toHaveLength(1);
   });
 
+  it('when unsubscribed while its token is being renewed, then it says nothing more: no SessionExpiredError, no error', async () => {
+    // The refresh the stream asks for is held until the subscription has been ended.
+    let refreshSent = false;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const heldFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      if (new URL(request.url).pathname === '/api/auth/refresh') {
+        refreshSent = true;
+        await held;
+      }
+      return fetch(request);
+    };
+    const expired: unknown[] = [];
+    const client = await signedIn(
+      createContentClient({ baseUrl: system.gatewayUrl, fetch: heldFetch, onSessionExpired: (e) => expired.push(e) }),
+    );
+    const r = recorder();
+    const stop = client.subscribe(['notes'], { notes: r.notes, status: r.status, error: r.error });
+    stops.push(stop);
+    await live(r);
+    const other = createContentClient({ baseUrl: system.gatewayUrl });
+    await other.login(client.session()?.email ?? '', 'correct horse battery');
+    await other.sessions.endAll();
+    await eventually(
+      'the stream renewing its token',
+      async () => refreshSent,
+      (sent) => sent,
+      { timeoutMs: 5_000 },
+    );
+
+    stop();
+    release();
+    await eventually(
+      'the session found over',
+      async () => client.session(),
+      (session) => session === undefined,
+    );
+    await sleep(200);
+    expect(expired).toEqual([]);
+    expect(r.errors).toEqual([]);
+    expect(r.statuses.at(-1)).toBe('ended');
+  });
+
   it('when it resumes from an id the server no longer holds, then reset() is called and events go on from there', async () => {
     const author = await signedIn(createContentClient({ baseUrl: system.gatewayUrl }));
     const reader = createContentClient({ baseUrl: system.gatewayUrl });

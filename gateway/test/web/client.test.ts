@@ -383,4 +383,52 @@ describe('the web client, in Chromium, against the real system', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
   });
+
+  it('a session ended that the live stream and a request learn at once sends the person to log in once, and back to where they were', async () => {
+    await openPage();
+    const email = newEmail('twice');
+    await register(email);
+    await page.locator('#live[data-status="live"]').waitFor();
+    // The refresh the stream asks for once its token is revoked is held, so that the Notes list,
+    // asked for meanwhile, learns that the session is over with it.
+    let refreshSent = false;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/auth/refresh', async (route) => {
+      refreshSent = true;
+      await held;
+      await route.continue();
+    });
+    const other = (await (
+      await fetch(`${origin}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'correct horse battery' }),
+      })
+    ).json()) as { token: string };
+    const ended = await fetch(`${origin}/api/auth/sessions`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${other.token}` },
+    });
+    expect(ended.status).toBe(204);
+    await eventually(
+      'the stream renewing its token',
+      async () => refreshSent,
+      (sent) => sent,
+    );
+    const refused = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/notes' && r.status() === 401);
+    await page.getByRole('link', { name: 'Notes', exact: true }).click();
+    await refused;
+    release();
+
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('Your session has ended. Please log in again.');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Notes', level: 1 }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/notes');
+  });
 });

@@ -137,6 +137,10 @@ function render(): void {
 }
 
 onSessionExpired((message) => {
+  // Several may learn it at once (a request, and the live stream renewing its token): the first
+  // sends the person to log in, with where they were; the login screen is not drawn again under
+  // what they are typing, nor its way back lost.
+  if (location.hash.startsWith('#/login')) return;
   loginNotice = { text: message, kind: 'error' };
   returnTo = location.hash.startsWith('#/mine') || location.hash.startsWith('#/notes') ? location.hash : '#/mine';
   go('#/login');
