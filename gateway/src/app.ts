@@ -153,6 +153,9 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     }
     // A token sent, or one answered (identity): the answer is that person's alone.
     const isPrivate = req.headers.authorization !== undefined || found.upstream === 'identity';
+    // Express is done with the request: the router state its `next` holds is not kept for as long
+    // as the answer lasts (a stream's, for hours).
+    req.next = undefined;
     proxies[found.upstream](req, res, { body: read.body, private: isPrivate });
   });
 

@@ -57,11 +57,12 @@ export function connectionCap({ perAddress, isProxy, onRefused }: ConnectionCapO
       refused.add(socket);
       onRefused?.();
       const timer = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
-      socket.once('close', () => clearTimeout(timer));
+      socket.on('close', () => clearTimeout(timer));
       return;
     }
     open.set(key, held + 1);
-    socket.once('close', () => {
+    // Emitted once per socket; `on` spares the wrapper `once` makes (a stream holds its socket for hours).
+    socket.on('close', () => {
       const left = (open.get(key) ?? 1) - 1;
       if (left > 0) open.set(key, left);
       else open.delete(key);

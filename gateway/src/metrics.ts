@@ -39,7 +39,8 @@ export function httpMetrics() {
   const duration = httpRequestDuration();
   return function httpMetrics(req: Request, res: Response, next: NextFunction) {
     const started = process.hrtime.bigint();
-    res.once('close', () => {
+    // Emitted once per response; `on` spares the wrapper `once` makes.
+    res.on('close', () => {
       duration.observe(
         {
           service: 'gateway',

@@ -21,7 +21,8 @@ export function accessLog(logger: Logger) {
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     // In the request's trace (the line carries its id): 'finish' itself comes from the socket.
-    res.once(
+    // Emitted once per response; `on` spares the wrapper `once` makes.
+    res.on(
       'finish',
       context.bind(context.active(), () => {
         logger.info({

@@ -54,7 +54,7 @@ export function createInProcessProxy({
     }, timeoutMs);
     // Once the app begins its answer the timeout is over: a stream does not hold it for its life.
     overrideAnswerHeaders(res, forwarding, serverTiming, () => clearTimeout(timer));
-    res.once('close', () => {
+    res.on('close', () => {
       clearTimeout(timer);
       span.end(res.statusCode);
     });
@@ -90,6 +90,8 @@ function overrideAnswerHeaders(
 ): void {
   const writeHead = res.writeHead;
   res.writeHead = function writeHeadAsTheGatewaySays(this: ServerResponse, status: number, ...rest: unknown[]) {
+    // Called once: the response's own method again, so that a stream does not keep this for its life.
+    res.writeHead = writeHead;
     begun();
     const last = rest.at(-1);
     if (last !== null && typeof last === 'object' && !Array.isArray(last)) {

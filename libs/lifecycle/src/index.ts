@@ -162,7 +162,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   server.prependListener('request', (_req, res) => {
     inFlight.add(res);
     if (closing) res.setHeader('connection', 'close');
-    res.once('close', () => inFlight.delete(res));
+    res.on('close', () => inFlight.delete(res));
   });
   options.configure?.(server);
 
