@@ -12,9 +12,12 @@
  *
  * The streams are opened by this process, raw (node:http), reading only what a measure needs.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NODE_FLAGS } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from './load';
 import {
   interleave as interleaveRounds,
@@ -43,7 +46,14 @@ export const REALTIME_GOAL = { bytesPerStream: 20_000, deliveryP99Ms: 100, withS
 export type RealtimeOptions = ScenarioOptions;
 
 export interface RealtimeReport {
-  idle: { streams: number; gatewayKbPerStream: number; realtimeKbPerStream: number; kbPerStream: number };
+  idle: {
+    streams: number;
+    gatewayKbPerStream: number;
+    realtimeKbPerStream: number;
+    kbPerStream: number;
+    /** The same streams held by a bare node:http server (bare-streams.ts): Node's own share. */
+    bareKbPerStream?: number;
+  };
   /**
    * p50Ms, p99Ms, maxMs: from the publish's answer to the last subscriber (the goal's measure;
    * below 0 when every subscriber had it before the answer); fromSent…: from the publish being sent.
@@ -93,6 +103,32 @@ function openStream(gateway: URL, path: string, localAddress: string, onData?: (
   return { open, close: () => close() };
 }
 
+/**
+ * What STREAMS idle streams add to a bare node:http server's RSS (bare-streams.ts), measured as the
+ * system's are: Node's own cost of a held response, under what the system's layers add.
+ */
+async function bareServerGrowthMb(o: RealtimeOptions): Promise<number> {
+  const child = spawn(o.node, [...NODE_FLAGS, join(o.dist, 'bare-streams.js')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout.once('data', (c: Buffer) => resolve(c.toString().trim()));
+      child.once('exit', (code) => reject(new Error(`bare-streams exited ${code}`)));
+    });
+    const pid = child.pid ?? 0;
+    await sleep(2_000);
+    const before = rssMb(pid);
+    const streams = await openMany(new URL(`http://127.0.0.1:${port}`), '/', STREAMS);
+    await sleep(5_000);
+    const grown = rssMb(pid) - before;
+    for (const s of streams) s.close();
+    return grown;
+  } finally {
+    child.kill();
+  }
+}
+
 /** `count` streams, PER_ADDRESS from each loopback address, 200 opening at a time. */
 async function openMany(
   gateway: URL,
@@ -127,6 +163,7 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
   const after = { gateway: rssMb(pids.gateway), realtime: rssMb(pids.realtime) };
   for (const s of idle) s.close();
   const kb = (mb: number) => round((mb * 1024) / STREAMS, 2);
+  const bareKb = kb(await bareServerGrowthMb(o));
   // In one process (the default) the gateway is realtime: its growth is counted once.
   const gatewayKb = kb(after.gateway - before.gateway);
   const realtimeKb = pids.realtime === pids.gateway ? 0 : kb(after.realtime - before.realtime);
@@ -234,6 +271,7 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
       gatewayKbPerStream: gatewayKb,
       realtimeKbPerStream: realtimeKb,
       kbPerStream: round(gatewayKb + realtimeKb, 2),
+      bareKbPerStream: bareKb,
     },
     delivery: {
       subscribers: SUBSCRIBERS,
@@ -255,7 +293,7 @@ export function realtimeRows(r: RealtimeReport): [string, string, string, string
   return [
     [
       `13 ${r.idle.streams} idle streams through the gateway: memory per stream`,
-      `gateway ${r.idle.gatewayKbPerStream} kB + realtime ${r.idle.realtimeKbPerStream} kB (RSS)`,
+      `gateway ${r.idle.gatewayKbPerStream} kB + realtime ${r.idle.realtimeKbPerStream} kB (RSS)${r.idle.bareKbPerStream === undefined ? '' : `; a bare node:http server holding the same: ${r.idle.bareKbPerStream} kB`}`,
       `${r.idle.kbPerStream} kB`,
       `≤ ${REALTIME_GOAL.bytesPerStream / 1000} kB`,
     ],

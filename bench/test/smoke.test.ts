@@ -139,6 +139,8 @@ describe('npm run bench, with tiny durations', () => {
       expect(variant.failures).toBe(0);
     }
     expect(s.realtime.idle.streams).toBe(300);
+    // Node's own share, under the system's: a bare server holding the same streams grows too.
+    expect(s.realtime.idle.bareKbPerStream).toBeGreaterThan(0);
     expect(s.realtime.delivery).toMatchObject({ subscribers: 50, posts: 10, missed: 0 });
     // From the answer it may be below 0: a publish answers after its listing's window, its event
     // often delivered by then. From the publish sent, never.
