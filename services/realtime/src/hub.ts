@@ -1,6 +1,7 @@
 /**
  * The streams of this process, fed from the bus: one follower reads the bus for all of them, and
- * each stream gets the events its subscription lets through (topics.ts).
+ * each event visits the streams filed for it (audience.ts) and goes to those whose subscription lets
+ * it through (topics.ts).
  *
  * A stream that resumes (Last-Event-ID) reads what it missed from the bus first, a page at a time,
  * while the follower's events for it wait in a buffer; then it takes from the buffer what it does
@@ -11,6 +12,7 @@
  */
 import { compareIds, type EventBus, type StoredEvent } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
+import { Audience } from './audience';
 import type { EventStream } from './event-stream';
 import { delivers, type Subscription } from './topics';
 
@@ -25,7 +27,11 @@ export interface Subscriber {
 }
 
 interface Member extends Subscriber {
-  /** The newest id this stream has passed (sent, or not for it). */
+  /**
+   * The newest id this stream has passed (sent, or not for it) among those it was offered. Once
+   * it is live, it has passed every event up to the follower's position: those not offered were
+   * not for it (audience.ts).
+   */
   passed: string;
   /** Live events waiting while the stream catches up; null once it is live. */
   waiting: StoredEvent[] | null;
@@ -49,6 +55,8 @@ export interface Hub {
 
 export function createHub(bus: EventBus, logger: Logger): Hub {
   const members = new Set<Member>();
+  /** The same members, filed by the events they may get. */
+  const audience = new Audience<Member>();
   /** The newest id the follower has delivered. */
   let position = '0-0';
   let follower: { stop(): void } | undefined;
@@ -65,7 +73,7 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
   const deliver = (events: StoredEvent[]) => {
     for (const event of events) {
       position = event.id;
-      for (const member of members) {
+      for (const member of audience.of(event)) {
         if (member.waiting) member.waiting.push(event);
         else pass(member, event);
       }
@@ -84,8 +92,14 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
       const member: Member = { ...subscriber, passed: position, waiting: lastEventId === undefined ? null : [] };
       // Stopping (the process drains): the stream ends at once, and its client resumes elsewhere.
       if (stopped) subscriber.stream.end();
-      else members.add(member);
-      subscriber.stream.onEnd(() => members.delete(member));
+      else {
+        members.add(member);
+        audience.add(member);
+      }
+      subscriber.stream.onEnd(() => {
+        members.delete(member);
+        audience.delete(member);
+      });
       return {
         live:
           lastEventId === undefined
@@ -95,7 +109,7 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
                 logger.warn({ err: String(err) }, 'realtime: a stream could not catch up; ended');
                 subscriber.stream.end();
               }),
-        say: (event, data) => subscriber.stream.send(member.passed, event, data),
+        say: (event, data) => subscriber.stream.send(member.waiting ? member.passed : position, event, data),
       };
     },
 
