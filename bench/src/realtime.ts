@@ -225,13 +225,16 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
   // Reads and writes, with the subscribers' streams open and with none.
   const readPost = await call(`${system.gatewayUrl}/api/posts`, 'POST', token, { title: 'Read', body: 'Read by id.' });
   let open: Stream[] | undefined = subscribers;
+  // Either way the round starts a second after the change, so that it measures the work with the
+  // streams open (or none), not their opening or closing.
   const streams = async (wanted: boolean) => {
-    if (wanted && !open) open = await openMany(gateway, `/api/realtime?topics=posts&tag=${tag}`, SUBSCRIBERS);
-    if (!wanted && open) {
-      for (const s of open) s.close();
+    if (wanted === (open !== undefined)) return;
+    if (wanted) open = await openMany(gateway, `/api/realtime?topics=posts&tag=${tag}`, SUBSCRIBERS);
+    else {
+      for (const s of open ?? []) s.close();
       open = undefined;
-      await sleep(500);
     }
+    await sleep(1_000);
   };
   const child = (script: string, spec: unknown) => runScript(o.node, o.dist, script, [JSON.stringify(spec)]);
   const read = () =>
@@ -250,8 +253,20 @@ export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
       token,
     });
   const variants = (run: () => Promise<LoadResult>): Variant<LoadResult>[] => [
-    { name: 'with', run: async () => (await streams(true), run()) },
-    { name: 'none', run: async () => (await streams(false), run()) },
+    {
+      name: 'with',
+      run: async () => {
+        await streams(true);
+        return run();
+      },
+    },
+    {
+      name: 'none',
+      run: async () => {
+        await streams(false);
+        return run();
+      },
+    },
   ];
   const reads = await interleaveRounds(variants(read), o.rounds);
   const writes = await interleaveRounds(variants(write), o.rounds);
