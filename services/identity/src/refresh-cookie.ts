@@ -13,7 +13,11 @@
  * a page of another origin can only send after a CORS preflight that the gateway refuses to any
  * origin but FRONTEND_ORIGIN; SameSite=Strict keeps the browser from sending the cookie with a
  * request from another site at all; and a request the browser marks `Sec-Fetch-Site: cross-site`
- * is refused with 403 in cookie mode whatever it carries.
+ * (in any case) is refused with 403 in cookie mode whatever it carries.
+ *
+ * Every cookie-mode check (`checks()` on the whole auth router: cross-site; `fromCookie`: a token in
+ * the body) runs before the body's schema, so a refused request has cost no lookup, no bcrypt and
+ * no session.
  */
 import { HttpError } from '@cs/errors';
 import { type AppContext, type AppMiddleware, bodyOf } from '@cs/koa';
@@ -47,20 +51,28 @@ export function refreshCookies({ secure, maxAgeS }: { secure: boolean; maxAgeS: 
       `${REFRESH_COOKIE}=${value}; Path=${PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
     );
   };
-  const refuseCrossSite = (ctx: AppContext) => {
-    if (ctx.get('sec-fetch-site') === 'cross-site') throw new HttpError(403, cookieMessages.crossSite);
-  };
-
   return {
     /**
-     * Before the body's check on refresh and logout: in cookie mode, the cookie's token becomes the
+     * First on every auth route: a cookie-mode request the browser marks cross-site is refused
+     * before anything else runs. Header values are compared whatever their case.
+     */
+    checks(): AppMiddleware {
+      return async function cookieModeChecks(ctx, next) {
+        if (inCookieMode(ctx) && ctx.get('sec-fetch-site').trim().toLowerCase() === 'cross-site') {
+          throw new HttpError(403, cookieMessages.crossSite);
+        }
+        await next();
+      };
+    },
+
+    /**
+     * Before the body's check on refresh and logout (after `checks()`): in cookie mode, the cookie's token becomes the
      * body's `refreshToken`, and a body that brings one of its own is refused. Without the cookie,
      * `whenMissing` answers (refresh: 401), or the body stays without a token (logout).
      */
     fromCookie(whenMissing?: () => HttpError): AppMiddleware {
       return async function refreshTokenFromCookie(ctx, next) {
         if (inCookieMode(ctx)) {
-          refuseCrossSite(ctx);
           const body = bodyOf(ctx);
           if ('refreshToken' in body) throw new HttpError(400, cookieMessages.tokenInBody);
           const token = cookieOf(ctx, REFRESH_COOKIE);
@@ -77,7 +89,6 @@ export function refreshCookies({ secure, maxAgeS }: { secure: boolean; maxAgeS: 
         ctx.body = pair;
         return;
       }
-      refuseCrossSite(ctx);
       setCookie(ctx, pair.refreshToken, maxAgeS);
       ctx.body = { token: pair.token, expiresIn: pair.expiresIn };
     },

@@ -60,6 +60,8 @@ export function authRoutes(
       passwordTurn: (work) => bcrypt.run(address, work, { priority: known.has(address) }),
     };
   };
+  // Cookie mode's checks come before any route's work (refresh-cookie.ts).
+  router.use(cookies.checks());
   router.param('id', validateParam(objectIdParamSchema));
 
   router.post(

@@ -3,8 +3,9 @@
  * script cannot read, and never in a body. And the refresh limit per session.
  */
 import { refusal } from '@cs/testkit';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type IdentityHarness, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import bcrypt from 'bcrypt';
+import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
 
 let h: IdentityHarness;
 let secure: IdentityHarness;
@@ -98,6 +99,61 @@ describe('cookie mode', () => {
 
     await refreshWith(cookie.value).set('Sec-Fetch-Site', 'cross-site').expect(403);
     await refreshWith(cookie.value).set('Sec-Fetch-Site', 'same-origin').expect(200);
+  });
+
+  it('when a cross-site cookie-mode login or registration brings the right credentials, then 403 before any work: no password checked or hashed, no session, no account', async () => {
+    const { email, userId } = await registered(h, 'cross-site');
+    const sessions = h.db.connection.collection('sessions');
+    const before = await sessions.countDocuments({ userId });
+    const compare = jest.spyOn(bcrypt, 'compare');
+    const hash = jest.spyOn(bcrypt, 'hash');
+    try {
+      for (const site of ['cross-site', 'Cross-Site', ' CROSS-SITE ']) {
+        const login = await h.http
+          .post('/api/auth/login')
+          .set(COOKIE_MODE)
+          .set('Sec-Fetch-Site', site)
+          .send({ email, password: TEST_PASSWORD });
+        expect([login.status, login.body]).toEqual([403, { error: 'Cookie mode is only for requests from this site' }]);
+        expect(login.headers['set-cookie']).toBeUndefined();
+      }
+      const newcomer = uniqueEmail('cross-site');
+      await h.http
+        .post('/api/auth/register')
+        .set(COOKIE_MODE)
+        .set('Sec-Fetch-Site', 'Cross-Site')
+        .send({ email: newcomer, password: TEST_PASSWORD })
+        .expect(403);
+
+      expect(compare).not.toHaveBeenCalled();
+      expect(hash).not.toHaveBeenCalled();
+      expect(await sessions.countDocuments({ userId })).toBe(before);
+      expect(await h.users.exists({ email: newcomer })).toBeNull();
+    } finally {
+      compare.mockRestore();
+      hash.mockRestore();
+    }
+    // The same login from this site works.
+    await h.http
+      .post('/api/auth/login')
+      .set(COOKIE_MODE)
+      .set('Sec-Fetch-Site', 'same-origin')
+      .send({ email, password: TEST_PASSWORD })
+      .expect(200);
+    expect(await sessions.countDocuments({ userId })).toBe(before + 1);
+  });
+
+  it('when a cross-site cookie-mode refresh or logout is marked in mixed case, then 403 and the session is not touched', async () => {
+    const { cookie } = await cookieLogin();
+
+    await refreshWith(cookie.value).set('Sec-Fetch-Site', 'Cross-Site').expect(403);
+    await h.http
+      .post('/api/auth/logout')
+      .set(COOKIE_MODE)
+      .set('Sec-Fetch-Site', 'CROSS-SITE')
+      .set('Cookie', `cs_refresh=${cookie.value}`)
+      .expect(403);
+    await refreshWith(cookie.value).expect(200);
   });
 
   it('when a cookie-mode session logs out, then the cookie is cleared and its token refreshes no more', async () => {
