@@ -291,7 +291,7 @@ export interface paths {
         get: operations["getPost"];
         /**
          * Change the title, body or status of the caller’s post
-         * @description Publishing, unpublishing and editing a published post reach every reader: an account may make 60 such changes a minute (PUBLIC_CHANGES_PER_MINUTE), then 429 with Retry-After. Changes to drafts are not counted.
+         * @description Publishing, unpublishing and editing a published post reach every reader. A post’s first publish is never counted; past it (unpublishing, publishing again, editing while published) an account may make 60 such changes a minute (PUBLIC_CHANGES_PER_MINUTE), then 429 with Retry-After. Changes to drafts are not counted.
          */
         put: operations["updatePost"];
         post?: never;

@@ -615,7 +615,7 @@ export const openApiDocument = {
         auth: 'required',
         pathId: POST_ID,
         description:
-          'Publishing, unpublishing and editing a published post reach every reader: an account may make 60 such changes a minute (PUBLIC_CHANGES_PER_MINUTE), then 429 with Retry-After. Changes to drafts are not counted.',
+          'Publishing, unpublishing and editing a published post reach every reader. A post’s first publish is never counted; past it (unpublishing, publishing again, editing while published) an account may make 60 such changes a minute (PUBLIC_CHANGES_PER_MINUTE), then 429 with Retry-After. Changes to drafts are not counted.',
         body: ref('UpdatePost'),
         example: { status: 'published' },
         ok: { status: 200, description: 'The updated post.', schema: ref('Post') },

@@ -13,8 +13,8 @@ export const configSpec = {
   /** How often change events no live process sent are looked for (the outbox's fallback). */
   EVENTS_INTERVAL: env.durationMs('5s'),
   /**
-   * Changes to published posts (publish, unpublish, edit) one account may make a minute, per
-   * replica; then 429 (public-changes.ts). 0: no limit.
+   * Changes to published posts past their first publish (unpublish, publish again, edit) one
+   * account may make a minute, per replica; then 429 (public-changes.ts). 0: no limit.
    */
   PUBLIC_CHANGES_PER_MINUTE: env.int(60, { min: 0 }),
   /** Public list pages computed from the database at once (the rest wait their client's turn). */

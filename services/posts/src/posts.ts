@@ -9,13 +9,14 @@
  * is written before it, and tried right after it.
  */
 import { HttpError } from '@cs/errors';
-import type { PageQuery, WindowLimit } from '@cs/koa';
+import type { PageQuery } from '@cs/koa';
 import { type Change, type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { PostEvents } from './post-events';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
+import type { PublicChanges } from './public-changes';
 import { messages } from './terms';
 
 export interface PostPage {
@@ -45,8 +46,8 @@ export interface PostsDeps {
   listing: Listing;
   /** The change events (post-events.ts). */
   events: PostEvents;
-  /** Changes to published posts, counted per account (public-changes.ts). */
-  publicChanges: WindowLimit;
+  /** Changes to published posts past their first publish, counted per account (public-changes.ts). */
+  publicChanges: PublicChanges;
 }
 
 export function createPosts(posts: PostModel, turns: Turns, { listing, events, publicChanges }: PostsDeps) {
@@ -110,8 +111,8 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
 
     /**
      * Only the author's post. A change from draft to published also sets publishedAt. A change
-     * that everyone sees is counted against the author's limit once, however many times a race
-     * makes it read the post again.
+     * that everyone sees, past the post's first publish, is counted against the author's limit
+     * once, however many times a race makes it read the post again.
      */
     async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
       let counted = false;
@@ -119,10 +120,7 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         id,
         authorId,
         (current) => {
-          if (!counted && (current.status === 'published' || changes.status === 'published')) {
-            publicChanges.take(authorId);
-            counted = true;
-          }
+          if (!counted) counted = publicChanges.take(authorId, current, changes);
           return {
             set:
               changes.status === 'published' && current.status === 'draft'
