@@ -7,12 +7,20 @@
  *   entry at least once). Each event carries a key of its own; a script sets the key and appends
  *   the event in one step, so an event whose key is still remembered is not appended again. Keys
  *   are remembered an hour, and at least twice as long as the stream keeps events.
+ * - **Filed by audience.** Each event is also filed, by id alone, under its audience
+ *   (`audienceOf`): its topic, or its topic and owner for a private one. A reader that resumes
+ *   reads the audiences it may see, not every event of every user: an anonymous `posts` stream
+ *   that resumes from the start reads the public posts, never the notes of the whole service.
  * - **Retention.** An event is kept while it is younger than `keepMs` or among the newest
- *   `keepEvents`, whichever keeps more. `trim` drops the rest.
- * - **Resuming.** A reader that knows the id it read last gets every event after it, or learns
- *   that some of them are gone: the stream remembers the newest id it ever dropped
- *   (`max-deleted-entry-id`), so an id at or after it misses nothing. An id that is not of this
- *   stream (after the newest event, or not an id) cannot resume either.
+ *   `keepEvents`, whichever keeps more, and never past `keepBytes` of events in all: `trim` drops
+ *   what time and count allow, and each publish drops the oldest while the bytes are over. The
+ *   reader's `keepBytes` (set by its first `trim`) binds every publisher, whatever they were told.
+ * - **Resuming.** A reader that knows the id it read last gets every event after it, a page at a
+ *   time bounded in count and in bytes, or learns that some of them are gone: the stream
+ *   remembers the newest id it ever dropped (`max-deleted-entry-id`), so an id at or after it
+ *   misses nothing. An id that is not of this stream (after the newest event, or not an id)
+ *   cannot resume either. The check and the read are one script, so a trim between them cannot
+ *   make a page silently short.
  */
 import { Redis as IORedis, type Redis } from 'ioredis';
 
@@ -21,7 +29,10 @@ export interface BusEvent {
   /** The topic: `posts`, `my-posts`, `notes`. */
   topic: string;
   kind: 'upsert' | 'remove';
-  /** The user whose event it is, for a private topic. */
+  /**
+   * The user whose event it is, for a private topic: only that user's subscribers may get it,
+   * and it is filed under them. A public event has none.
+   */
   owner?: string;
   /** Labels a subscriber may filter on (a post's tags). */
   tags?: string[];
@@ -42,36 +53,151 @@ export interface StoredEvent extends BusEvent {
 export interface Retention {
   keepMs: number;
   keepEvents: number;
+  /** The most the events may take in all (their JSON), whatever time and count would keep. */
+  keepBytes: number;
 }
 
-/** What a reader gets after an id: the events, or `gap` when some after it are gone. */
-export type Resumed = { gap: false; events: StoredEvent[] } | { gap: true };
+/**
+ * What a reader gets after an id: the events (and whether more may follow them), or `gap` when
+ * some after it are gone.
+ */
+export type Resumed = { gap: false; events: StoredEvent[]; more: boolean } | { gap: true };
+
+/** Which events a resume reads: those of these audiences (`audienceOf`), or all when none are named. */
+export interface ResumeScope {
+  audiences?: readonly string[];
+  /** A page ends once its events' JSON reaches this many bytes (it always has at least one). */
+  maxBytes?: number;
+}
+
+/** The audience an event is filed under: its topic, or, for a private one, its topic and its owner. */
+export const audienceOf = ({ topic, owner }: Pick<BusEvent, 'topic' | 'owner'>): string =>
+  owner === undefined ? topic : `${topic}@${owner}`;
 
 const FIELD = 'e';
-
-/** Appends ARGV[1] under a new id unless KEYS[2] (the event's key) is remembered; remembers it for ARGV[2] ms. */
-const PUBLISH = `
-if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
-  return redis.call('XADD', KEYS[1], '*', '${FIELD}', ARGV[1])
-end
-return false`;
+const AUDIENCE_FIELD = 'a';
 
 /**
- * Drops the events that are both older than ARGV[1] (an id: now - keepMs) and not among the
- * newest ARGV[2]. Returns how many went.
+ * Lua shared by the scripts. `newer(a, b)`: stream id a after b. `drop(stream, entry, bytes)`:
+ * deletes an entry, its filing under its audience (the audience's stream too once empty), and its
+ * size from the byte count; returns the count.
  */
-const TRIM = `
+const COMMON = `
+local function parts(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local function newer(a, b)
+  local am, as = parts(a)
+  local bm, bs = parts(b)
+  return am > bm or (am == bm and as > bs)
+end
+local function drop(stream, entry, bytes)
+  local event, audience = '', nil
+  for i = 1, #entry[2], 2 do
+    if entry[2][i] == '${FIELD}' then event = entry[2][i + 1] end
+    if entry[2][i] == '${AUDIENCE_FIELD}' then audience = entry[2][i + 1] end
+  end
+  redis.call('XDEL', stream, entry[1])
+  if audience then
+    local filed = stream .. ':audience:' .. audience
+    redis.call('XDEL', filed, entry[1])
+    if redis.call('XLEN', filed) == 0 then redis.call('DEL', filed) end
+  end
+  return redis.call('DECRBY', bytes, string.len(event))
+end
+`;
+
+/**
+ * KEYS: the stream, the event's key, its audience's stream, the byte count, the reader's byte
+ * bound. ARGV: the event's JSON, how long its key is remembered, its audience, the publisher's
+ * byte bound. Appends the event unless its key is remembered (then false), files it under its
+ * audience by the same id, and drops the oldest events while the stream is over its bytes (never
+ * the one just appended).
+ */
+const PUBLISH = `${COMMON}
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return false end
+local id = redis.call('XADD', KEYS[1], '*', '${FIELD}', ARGV[1], '${AUDIENCE_FIELD}', ARGV[3])
+-- Ids only grow, and only this script files: this cannot fail short of an audience's stream
+-- written by hand; then the event is still in the stream, and only a resume may miss it.
+redis.pcall('XADD', KEYS[3], id, '${AUDIENCE_FIELD}', '')
+local total = redis.call('INCRBY', KEYS[4], string.len(ARGV[1]))
+local bound = tonumber(redis.call('GET', KEYS[5]) or ARGV[4])
+while total > bound do
+  local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+  if oldest == nil or oldest[1] == id then break end
+  total = drop(KEYS[1], oldest, KEYS[4])
+end
+return id`;
+
+/**
+ * KEYS: the stream, the byte count, the byte bound. ARGV: an id (now - keepMs), keepEvents,
+ * keepBytes. Records keepBytes as the bound every publisher applies, then drops the events that
+ * are both older than the id and not among the newest keepEvents. Returns how many went.
+ */
+const TRIM = `${COMMON}
+redis.call('SET', KEYS[3], ARGV[3])
 local over = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[2])
 if over <= 0 then return 0 end
 local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', over)
 local dropped = 0
 for _, entry in ipairs(oldest) do
-  local ms, seq = string.match(entry[1], '^(%d+)-(%d+)$')
-  local cutMs, cutSeq = string.match(ARGV[1], '^(%d+)-(%d+)$')
-  if tonumber(ms) > tonumber(cutMs) or (tonumber(ms) == tonumber(cutMs) and tonumber(seq) >= tonumber(cutSeq)) then break end
-  dropped = dropped + redis.call('XDEL', KEYS[1], entry[1])
+  if not newer(ARGV[1], entry[1]) then break end
+  drop(KEYS[1], entry, KEYS[2])
+  dropped = dropped + 1
 end
 return dropped`;
+
+/**
+ * KEYS: the stream, then the audiences' streams to read (none: the stream itself). ARGV: the id,
+ * the most events, the most bytes. Returns {'gap'}, or {'events', more (0 or 1), id, json, …}.
+ */
+const AFTER = `${COMMON}
+local after, max, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if not string.match(after, '^%d+%-%d+$') then return {'gap'} end
+local last, dropped = '0-0', '0-0'
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local info = redis.call('XINFO', 'STREAM', KEYS[1])
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then last = info[i + 1] end
+    if info[i] == 'max-deleted-entry-id' then dropped = info[i + 1] end
+  end
+end
+if newer(after, last) or newer(dropped, after) then return {'gap'} end
+local entries, more = {}, false
+if #KEYS == 1 then
+  entries = redis.call('XRANGE', KEYS[1], '(' .. after, '+', 'COUNT', max)
+  more = #entries == max
+else
+  local ids = {}
+  for k = 2, #KEYS do
+    local filed = redis.call('XRANGE', KEYS[k], '(' .. after, '+', 'COUNT', max)
+    if #filed == max then more = true end
+    for _, entry in ipairs(filed) do table.insert(ids, entry[1]) end
+  end
+  table.sort(ids, function(a, b) return newer(b, a) end)
+  if #ids > max then more = true end
+  for i = 1, math.min(#ids, max) do
+    local entry = redis.call('XRANGE', KEYS[1], ids[i], ids[i])[1]
+    if entry then table.insert(entries, entry) end
+  end
+end
+local out, used = {'events', 0}, 0
+for _, entry in ipairs(entries) do
+  local event = ''
+  for i = 1, #entry[2], 2 do
+    if entry[2][i] == '${FIELD}' then event = entry[2][i + 1] end
+  end
+  if #out > 2 and used + string.len(event) > budget then
+    more = true
+    break
+  end
+  used = used + string.len(event)
+  table.insert(out, entry[1])
+  table.insert(out, event)
+end
+if more then out[2] = 1 end
+return out`;
 
 const ID = /^(\d{1,16})-(\d{1,16})$/;
 
@@ -92,11 +218,14 @@ function parse(id: string, fields: string[]): StoredEvent {
 export interface EventBus {
   /** Appends `event` once for `key` (at least once from the caller, once in the stream). Its id, or null when the key was seen. */
   publish(event: BusEvent, key: string): Promise<string | null>;
-  /** Every event after `id`, up to `max` (the rest with the next read), or `gap` when the stream no longer has them all. */
-  after(id: string, max: number): Promise<Resumed>;
+  /**
+   * The events after `id` (of the scope's audiences), up to `max` and the scope's bytes, with
+   * `more` when a next read may find others; or `gap` when the stream no longer has them all.
+   */
+  after(id: string, max: number, scope?: ResumeScope): Promise<Resumed>;
   /** The newest id now ('0-0' when the stream is empty): where a new subscriber starts. */
   newest(): Promise<string>;
-  /** Drops what the retention no longer needs; how many events went. */
+  /** Drops what the retention's time and count no longer need; how many events went. */
   trim(now?: number): Promise<number>;
   /**
    * Delivers every event after `from`, in order, as it is appended, until stopped: on a
@@ -109,9 +238,11 @@ export interface EventBus {
 const BLOCK_MS = 5_000;
 const READ_COUNT = 1_000;
 const RETRY_MS = 500;
+/** A resume's page, in bytes, when its reader names none. */
+const PAGE_BYTES = 1_048_576;
 
-/** The retention when none is configured: at least 15 minutes, and 20,000 events. */
-export const DEFAULT_RETENTION: Retention = { keepMs: 15 * 60_000, keepEvents: 20_000 };
+/** The retention when none is configured: at least 15 minutes, and 20,000 events; at most 64 MiB. */
+export const DEFAULT_RETENTION: Retention = { keepMs: 15 * 60_000, keepEvents: 20_000, keepBytes: 64 * 1_048_576 };
 /** How long a published event's key is remembered: an outbox entry handled again within it publishes nothing. */
 export const KEY_TTL_MS = 60 * 60_000;
 
@@ -120,26 +251,51 @@ export function createEventBus(
   { stream = 'realtime:events', retention = DEFAULT_RETENTION }: { stream?: string; retention?: Retention } = {},
 ): EventBus {
   const keyTtlMs = Math.max(KEY_TTL_MS, 2 * retention.keepMs);
+  const bytesKey = `${stream}:bytes`;
+  const boundKey = `${stream}:max-bytes`;
+  const filedUnder = (audience: string) => `${stream}:audience:${audience}`;
 
   return {
     async publish(event, key) {
-      const id = (await redis.eval(PUBLISH, 2, stream, `${stream}:key:${key}`, JSON.stringify(event), keyTtlMs)) as
-        | string
-        | null;
+      const audience = audienceOf(event);
+      const id = (await redis.eval(
+        PUBLISH,
+        5,
+        stream,
+        `${stream}:key:${key}`,
+        filedUnder(audience),
+        bytesKey,
+        boundKey,
+        JSON.stringify(event),
+        keyTtlMs,
+        audience,
+        retention.keepBytes,
+      )) as string | null;
       return id ?? null;
     },
 
-    async after(id, max) {
-      const info = await streamInfo();
-      if (!isEventId(id) || compareIds(id, info.lastId) > 0 || compareIds(id, info.maxDeletedId) < 0) {
-        return { gap: true };
+    async after(id, max, { audiences = [], maxBytes = PAGE_BYTES } = {}) {
+      const reply = (await redis.eval(
+        AFTER,
+        1 + audiences.length,
+        stream,
+        ...audiences.map(filedUnder),
+        id,
+        max,
+        maxBytes,
+      )) as [string, ...(string | number)[]];
+      if (reply[0] === 'gap') return { gap: true };
+      const events: StoredEvent[] = [];
+      for (let i = 2; i < reply.length; i += 2) {
+        events.push({ id: String(reply[i]), ...(JSON.parse(String(reply[i + 1])) as BusEvent) });
       }
-      const entries = (await redis.xrange(stream, `(${id}`, '+', 'COUNT', max)) as [string, string[]][];
-      return { gap: false, events: entries.map(([entryId, fields]) => parse(entryId, fields)) };
+      return { gap: false, events, more: reply[1] === 1 };
     },
 
     async newest() {
-      return (await streamInfo()).lastId;
+      if (!(await redis.exists(stream))) return '0-0';
+      const flat = (await redis.xinfo('STREAM', stream)) as unknown[];
+      return String(flat[flat.indexOf('last-generated-id') + 1] ?? '0-0');
     },
 
     follow(from, deliver, failed) {
@@ -174,18 +330,18 @@ export function createEventBus(
     },
 
     async trim(now = Date.now()) {
-      return (await redis.eval(TRIM, 1, stream, `${now - retention.keepMs}-0`, retention.keepEvents)) as number;
+      return (await redis.eval(
+        TRIM,
+        3,
+        stream,
+        bytesKey,
+        boundKey,
+        `${now - retention.keepMs}-0`,
+        retention.keepEvents,
+        retention.keepBytes,
+      )) as number;
     },
   };
-
-  /** The stream's newest id and the newest id it dropped ('0-0' for none, or no stream yet). */
-  async function streamInfo(): Promise<{ lastId: string; maxDeletedId: string }> {
-    const exists = await redis.exists(stream);
-    if (!exists) return { lastId: '0-0', maxDeletedId: '0-0' };
-    const flat = (await redis.xinfo('STREAM', stream)) as unknown[];
-    const field = (name: string) => String(flat[flat.indexOf(name) + 1] ?? '0-0');
-    return { lastId: field('last-generated-id'), maxDeletedId: field('max-deleted-entry-id') };
-  }
 }
 
 /**

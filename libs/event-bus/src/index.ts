@@ -1,4 +1,5 @@
 export {
+  audienceOf,
   type BusEvent,
   busClient,
   compareIds,
@@ -9,6 +10,7 @@ export {
   isEventId,
   KEY_TTL_MS,
   type Resumed,
+  type ResumeScope,
   type Retention,
   type StoredEvent,
 } from './bus';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freePort, REPO_ROOT, type RunningServer, startRedis } from '@cs/devstack';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { connectBus, createEventBus, type StoredEvent } from '../src/index';
+import { audienceOf, connectBus, createEventBus, type StoredEvent } from '../src/index';
 
 let server: RunningServer;
 let redis: Redis;
@@ -20,8 +20,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const busOn = (name: string, keepEvents = 100, keepMs = 60_000) =>
-  createEventBus(redis, { stream: `test:${name}`, retention: { keepMs, keepEvents } });
+const busOn = (name: string, keepEvents = 100, keepMs = 60_000, keepBytes = 1_048_576) =>
+  createEventBus(redis, { stream: `test:${name}`, retention: { keepMs, keepEvents, keepBytes } });
 const event = (n: number) => ({ topic: 'posts', kind: 'upsert' as const, data: { n } });
 const numbers = (events: StoredEvent[]) => events.map((e) => (e.data as { n: number }).n);
 
@@ -97,6 +97,77 @@ describe('the event bus', () => {
     }
 
     expect(numbers(got)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('reading by audience, and bounds in bytes', () => {
+  const note = (owner: string, n: number, size = 10) => ({
+    topic: 'notes',
+    kind: 'upsert' as const,
+    owner,
+    data: { n, body: 'x'.repeat(size) },
+  });
+
+  it('when a resume names audiences, then it reads only their events, in order across them', async () => {
+    const bus = busOn('audiences');
+    const from = (await bus.publish(event(0), 'aud-0')) as string;
+    await bus.publish(note('ann', 1), 'aud-1');
+    await bus.publish(note('bob', 2), 'aud-2');
+    await bus.publish(event(3), 'aud-3');
+    await bus.publish(note('bob', 4), 'aud-4');
+    await bus.publish(note('ann', 5), 'aud-5');
+
+    const anns = await bus.after(from, 10, { audiences: ['posts', audienceOf({ topic: 'notes', owner: 'ann' })] });
+    const publicOnly = await bus.after('0-0', 10, { audiences: ['posts'] });
+    const paged = await bus.after(from, 2, { audiences: ['posts', 'notes@ann'] });
+
+    expect(anns.gap ? 'gap' : numbers(anns.events)).toEqual([1, 3, 5]);
+    expect(anns.gap ? 'gap' : anns.more).toBe(false);
+    expect(publicOnly.gap ? 'gap' : numbers(publicOnly.events)).toEqual([0, 3]);
+    expect(paged.gap ? 'gap' : [numbers(paged.events), paged.more]).toEqual([[1, 3], true]);
+  });
+
+  it('when a page reaches its bytes, then it ends there, with at least one event and more to come', async () => {
+    const bus = busOn('page-bytes');
+    for (let n = 1; n <= 3; n++) await bus.publish(note('ann', n, 1_000), `page-bytes-${n}`);
+
+    const first = await bus.after('0-0', 10, { maxBytes: 1_500 });
+    const tiny = await bus.after('0-0', 10, { maxBytes: 1 });
+
+    expect(first.gap ? 'gap' : [numbers(first.events), first.more]).toEqual([[1], true]);
+    expect(tiny.gap ? 'gap' : [numbers(tiny.events), tiny.more]).toEqual([[1], true]);
+  });
+
+  it('when the events pass the retention’s bytes, then each publish drops the oldest with their filings, and a reader behind them gets a gap', async () => {
+    const bus = busOn('bytes', 100, 60_000, 3_500);
+    const ids: string[] = [];
+    for (let n = 1; n <= 6; n++) ids.push((await bus.publish(note('ann', n, 1_000), `bytes-${n}`)) as string);
+
+    const kept = await bus.after(ids[2] as string, 10, { audiences: ['notes@ann'] });
+    expect(kept.gap ? 'gap' : numbers(kept.events)).toEqual([4, 5, 6]);
+    expect(await bus.after(ids[1] as string, 10, { audiences: ['notes@ann'] })).toEqual({ gap: true });
+    expect(await redis.xlen('test:bytes')).toBe(3);
+    expect(await redis.xlen('test:bytes:audience:notes@ann')).toBe(3);
+    expect(Number(await redis.get('test:bytes:bytes'))).toBeLessThanOrEqual(3_500);
+  });
+
+  it('when the reader trims with a lower bound in bytes, then every publisher keeps to it', async () => {
+    const publisher = busOn('bound', 100, 60_000, 1_048_576);
+    const reader = busOn('bound', 100, 60_000, 2_500);
+    await reader.trim();
+    for (let n = 1; n <= 4; n++) await publisher.publish(note('ann', n, 1_000), `bound-${n}`);
+
+    expect(await redis.xlen('test:bound')).toBe(2);
+  });
+
+  it('when trimming drops an owner’s last events, then their filing goes too', async () => {
+    const bus = busOn('trim-filed', 1, 1);
+    await bus.publish(note('cid', 1), 'trim-filed-1');
+    await bus.publish(note('dee', 2), 'trim-filed-2');
+
+    expect(await bus.trim(Date.now() + 10)).toBe(1);
+    expect(await redis.exists('test:trim-filed:audience:notes@cid')).toBe(0);
+    expect(await redis.xlen('test:trim-filed:audience:notes@dee')).toBe(1);
   });
 });
 

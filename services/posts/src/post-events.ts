@@ -14,7 +14,8 @@
  *   write has landed or never will (`isSettled`).
  * Entries of one post are handled in the order they were written (`orderBy`). Each event's key
  * names what it tells (the post, its version or its end, the topic), so an entry handled twice,
- * or two entries that both find the same version, put one event on the bus.
+ * or two entries that both find the same version, put one event on the bus. The events on `posts`
+ * have no owner: they are public, and the bus files them with the topic, not with their author.
  */
 import type { EventBus } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
@@ -74,7 +75,7 @@ export function createPostEvents({
         );
         if (entry.wasPublished || entry.publishes) {
           await bus.publish(
-            { topic: 'posts', kind: 'remove', owner: authorId, tags: tagsBefore, data: { _id: postId } },
+            { topic: 'posts', kind: 'remove', tags: tagsBefore, data: { _id: postId } },
             `${postId}:gone:public`,
           );
         }
@@ -97,17 +98,14 @@ export function createPostEvents({
         const left = entry.wasPublished ? tagsBefore.filter((tag) => !tags.includes(tag)) : [];
         if (left.length > 0) {
           await bus.publish(
-            { topic: 'posts', kind: 'remove', owner: authorId, tags: left, taggedOnly: true, data: { _id: postId } },
+            { topic: 'posts', kind: 'remove', tags: left, taggedOnly: true, data: { _id: postId } },
             `${postId}:v${version}:untagged`,
           );
         }
-        await bus.publish(
-          { topic: 'posts', kind: 'upsert', owner: authorId, tags, data: post },
-          `${postId}:v${version}:public`,
-        );
+        await bus.publish({ topic: 'posts', kind: 'upsert', tags, data: post }, `${postId}:v${version}:public`);
       } else if (entry.wasPublished) {
         await bus.publish(
-          { topic: 'posts', kind: 'remove', owner: authorId, tags, data: { _id: postId } },
+          { topic: 'posts', kind: 'remove', tags, data: { _id: postId } },
           `${postId}:v${version}:public`,
         );
       }

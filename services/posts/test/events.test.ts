@@ -79,6 +79,8 @@ describe('what a write tells', () => {
     expect(publicOnes[0]).toMatchObject({ data: { _id: id, status: 'published', title: 'A post' }, tags: ['news'] });
     expect(publicOnes[1]).toMatchObject({ data: { title: 'Edited' }, tags: ['news'] });
     expect(publicOnes[2]).toEqual(expect.objectContaining({ data: { _id: id }, tags: ['news'] }));
+    // Public: filed with the topic for every reader, not under the author (@cs/event-bus).
+    expect(publicOnes.map((e) => e.owner)).toEqual([undefined, undefined, undefined]);
   });
 
   it('when a draft is deleted, then only its author hears of it: a draft is never on the public topic', async () => {

@@ -5,13 +5,23 @@ import type { Logger } from '@cs/log';
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import { createHub } from './hub';
+import { streamsCut } from './metrics';
 import { realtimeRoutes } from './routes';
+import { createStreamBudget } from './stream-budget';
 import { createTickets } from './tickets';
 
 export interface Deps {
   config: Pick<
     Config,
-    'REALTIME_KEEPALIVE' | 'REALTIME_RETENTION' | 'REALTIME_RETENTION_EVENTS' | 'REALTIME_MAX_BUFFERED'
+    | 'REALTIME_KEEPALIVE'
+    | 'REALTIME_RETENTION'
+    | 'REALTIME_RETENTION_EVENTS'
+    | 'REALTIME_RETENTION_BYTES'
+    | 'REALTIME_MAX_BUFFERED'
+    | 'REALTIME_BUFFER_BUDGET'
+    | 'REALTIME_STALL_TIMEOUT'
+    | 'REALTIME_SHED_AT_HEAP_PERCENT'
+    | 'REALTIME_STREAMS_PER_ACCOUNT'
   >;
   redis: Redis;
   logger: Logger;
@@ -24,20 +34,33 @@ const TRIM_EVERY_MS = 10_000;
 
 export async function createApp({ config, redis, logger, tokens }: Deps) {
   const bus = createEventBus(redis, {
-    retention: { keepMs: config.REALTIME_RETENTION, keepEvents: config.REALTIME_RETENTION_EVENTS },
+    retention: {
+      keepMs: config.REALTIME_RETENTION,
+      keepEvents: config.REALTIME_RETENTION_EVENTS,
+      keepBytes: config.REALTIME_RETENTION_BYTES,
+    },
   });
-  const hub = createHub(bus, logger);
+  const budget = createStreamBudget({
+    maxBytes: config.REALTIME_BUFFER_BUDGET,
+    stallMs: config.REALTIME_STALL_TIMEOUT,
+    shedAtHeapPercent: config.REALTIME_SHED_AT_HEAP_PERCENT,
+    onCut: (reason) => streamsCut.inc({ reason }),
+  });
+  const hub = createHub(bus, budget, logger);
   await hub.start();
   const routes = realtimeRoutes({
     hub,
     tickets: createTickets(redis),
     tokens,
     stream: { keepaliveMs: config.REALTIME_KEEPALIVE, maxBufferedBytes: config.REALTIME_MAX_BUFFERED },
+    streamsPerAccount: config.REALTIME_STREAMS_PER_ACCOUNT,
   });
-  // Every replica trims; trimming twice drops nothing more.
-  const trimming = setInterval(() => {
+  // Every replica trims; trimming twice drops nothing more. The first trim also tells the
+  // publishers the bytes the bus may hold.
+  const trim = () =>
     bus.trim().catch((err: unknown) => logger.warn({ err: String(err) }, 'realtime: could not trim the bus'));
-  }, TRIM_EVERY_MS);
+  void trim();
+  const trimming = setInterval(trim, TRIM_EVERY_MS);
   trimming.unref();
   const app = createServiceApp({
     name: 'realtime',
@@ -52,6 +75,7 @@ export async function createApp({ config, redis, logger, tokens }: Deps) {
       clearInterval(trimming);
       routes.stop();
       hub.stop();
+      budget.stop();
     },
   };
 }

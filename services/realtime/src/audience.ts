@@ -10,7 +10,7 @@
  * - `my-posts`, `notes`: the events of the subscriber's own documents.
  * An event's keys name one topic, and a stream has one key for it, so no stream is visited twice.
  */
-import type { BusEvent } from '@cs/event-bus';
+import { audienceOf, type BusEvent } from '@cs/event-bus';
 import type { Subscription } from './topics';
 
 export interface Listener {
@@ -55,4 +55,15 @@ function eventKeys(event: BusEvent): string[] {
   if (event.topic !== 'posts') return event.owner === undefined ? [] : [`${event.topic}@${event.owner}`];
   const tagged = [...new Set(event.tags ?? [])].map((tag) => `posts#${tag}`);
   return event.taggedOnly === true ? tagged : ['posts', ...tagged];
+}
+
+/**
+ * The audiences of the bus (@cs/event-bus `audienceOf`) a stream may see, which its resume reads:
+ * the public posts (a tag is filtered as they are read), and its caller's own posts and notes.
+ */
+export function resumeAudiences({ subscription, userId }: Listener): string[] {
+  return [...subscription.topics].flatMap((topic) => {
+    if (topic === 'posts') return [audienceOf({ topic })];
+    return userId === undefined ? [] : [audienceOf({ topic, owner: userId })];
+  });
 }

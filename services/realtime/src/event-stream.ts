@@ -3,9 +3,13 @@
  * and `data:` lines of each event, a comment line every `keepaliveMs` so that no idle timeout on
  * the way (the gateway, a balancer) closes a quiet stream, and the end.
  *
- * Writes are not awaited: a client that reads slower than events come is the kernel's buffer and
- * then Node's; past `maxBufferedBytes` waiting to be sent, the stream is ended instead of growing
- * without bound (the client reconnects with its Last-Event-ID and loses nothing).
+ * What a stream may hold is bounded. Writes are not awaited: a client that reads slower than
+ * events come is the kernel's buffer and then Node's. An event is written as one frame that every
+ * stream shares (`frameOf`, made once by the hub), so a thousand unread streams hold one copy of
+ * it, not a thousand. Past `maxBufferedBytes` waiting to be sent, the stream is cut: its socket
+ * destroyed, which frees what it held at once (`end()` would keep it until the client read it).
+ * The client reconnects with its Last-Event-ID and loses nothing. Together the streams of a
+ * process are bounded too (stream-budget.ts), which reads `buffered` and `taken` here.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -14,10 +18,25 @@ export interface EventStreamOptions {
   maxBufferedBytes: number;
 }
 
+/**
+ * How long an ended stream's last bytes may take to reach its client: past it the socket is
+ * destroyed. A client that reads has them at once; one that does not would keep them alive.
+ */
+const END_GRACE_MS = 5_000;
+
+const KEEPALIVE = Buffer.from(': keepalive\n\n');
+
+/** An event's frame, as every stream that gets it writes it; `data` as JSON, on one line. */
+export function frameOf(id: string, event: string, data: unknown): Buffer {
+  return Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
 export class EventStream {
   private readonly keepalive: NodeJS.Timeout;
   private ended = false;
   private readonly closers: (() => void)[] = [];
+  /** Bytes of frames handed to the response. */
+  private written = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -36,18 +55,49 @@ export class EventStream {
     // headers with the first byte of the body, and the client is waiting for them.
     res.write(': open\n\n');
     keepCompact(res);
-    this.keepalive = setInterval(() => this.write(': keepalive\n\n'), options.keepaliveMs);
+    this.keepalive = setInterval(() => this.write(KEEPALIVE), options.keepaliveMs);
     // Emitted once per response; `on` spares the wrapper `once` makes.
-    res.on('close', () => this.end());
+    res.on('close', () => this.finish());
   }
 
   get open(): boolean {
     return !this.ended;
   }
 
-  /** One event; `data` as JSON, on one line (JSON.stringify never writes a newline). */
+  /** Bytes written and not yet taken by the socket (Node's buffer, not the kernel's). */
+  get buffered(): number {
+    return this.ended ? 0 : this.res.writableLength;
+  }
+
+  /**
+   * Bytes the socket has taken so far, give or take the chunks' framing: it grows while the
+   * client reads, and stands still while its socket takes nothing.
+   */
+  get taken(): number {
+    return this.written - this.buffered;
+  }
+
+  /** One event of this stream's own (not shared with others). */
   send(id: string, event: string, data: unknown): void {
-    this.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.write(frameOf(id, event, data));
+  }
+
+  /** A frame made by `frameOf`, possibly written to other streams too. */
+  sendFrame(frame: Buffer): void {
+    this.write(frame);
+  }
+
+  /** Resolves once what the stream holds is below its high-water mark again, or it has ended. */
+  drained(): Promise<void> {
+    if (this.ended || !this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.onEnd(done);
+    });
   }
 
   /** Called once the stream ends, whoever ends it. */
@@ -56,21 +106,39 @@ export class EventStream {
     else this.closers.push(run);
   }
 
+  /** Ends the stream: what it holds still goes to the client, if it takes it within END_GRACE_MS. */
   end(): void {
+    if (this.ended) return;
+    const { res } = this;
+    res.end();
+    this.finish();
+    const late = setTimeout(() => res.destroy(), END_GRACE_MS);
+    late.unref();
+    res.on('close', () => clearTimeout(late));
+  }
+
+  /** Cuts the stream off: its socket is destroyed, and what it held with it. */
+  cut(): void {
+    if (this.ended) return;
+    this.res.destroy();
+    this.finish();
+  }
+
+  private finish(): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.keepalive);
-    this.res.end();
     for (const run of this.closers.splice(0)) run();
   }
 
-  private write(text: string): void {
+  private write(frame: Buffer): void {
     if (this.ended) return;
-    if (this.res.writableLength > this.options.maxBufferedBytes) {
-      this.end();
+    if (this.res.writableLength + frame.length > this.options.maxBufferedBytes) {
+      this.cut();
       return;
     }
-    this.res.write(text);
+    this.written += frame.length;
+    this.res.write(frame);
   }
 }
 

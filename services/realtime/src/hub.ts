@@ -1,23 +1,33 @@
 /**
  * The streams of this process, fed from the bus: one follower reads the bus for all of them, and
  * each event visits the streams filed for it (audience.ts) and goes to those whose subscription lets
- * it through (topics.ts).
+ * it through (topics.ts). An event is made into its frame once, and every stream that gets it
+ * writes that one frame; what they hold is watched by the process's budget (stream-budget.ts).
  *
- * A stream that resumes (Last-Event-ID) reads what it missed from the bus first, a page at a time,
- * while the follower's events for it wait in a buffer; then it takes from the buffer what it does
- * not have yet, and goes live. Ids only go up, and a stream never sends an id at or before the
- * newest it has passed, so nothing is sent twice; it joins the follower before its first read, so
- * nothing falls between the read and the live events. When the bus no longer has all it missed,
- * the stream gets `reset` instead, and the live events from there.
+ * A stream that resumes (Last-Event-ID) reads what it missed from the bus first, from the
+ * audiences it may see (not the whole bus), a page at a time bounded in count and bytes, each
+ * page once the last has left for the client; meanwhile the follower's events for it wait in a
+ * buffer. Then it takes from the buffer what it does not have yet, and goes live. Ids only go up,
+ * and a stream never sends an id at or before the newest it has passed, so nothing is sent twice;
+ * it joins the follower before its first read, so nothing falls between the read and the live
+ * events. A buffer that fills while a slow resume reads is dropped, and what it held is read from
+ * the bus instead. When the bus no longer has all it missed, the stream gets `reset` instead, and
+ * the live events from there.
  */
 import { compareIds, type EventBus, type StoredEvent } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
-import { Audience } from './audience';
-import type { EventStream } from './event-stream';
+import { Audience, resumeAudiences } from './audience';
+import { type EventStream, frameOf } from './event-stream';
+import type { StreamBudget } from './stream-budget';
 import { delivers, type Subscription } from './topics';
 
-/** Events read from the bus per page while a stream catches up. */
-const PAGE = 500;
+/** Events, and bytes of them, read from the bus per page while a stream catches up. */
+const PAGE = 200;
+const PAGE_BYTES = 256 * 1_024;
+/** Live events that may wait for one stream while it catches up; past it, they are read from the bus. */
+const MAX_WAITING = 1_000;
+
+const frameOfEvent = (event: StoredEvent): Buffer => frameOf(event.id, `${event.topic}.${event.kind}`, event.data);
 
 export interface Subscriber {
   subscription: Subscription;
@@ -35,6 +45,8 @@ interface Member extends Subscriber {
   passed: string;
   /** Live events waiting while the stream catches up; null once it is live. */
   waiting: StoredEvent[] | null;
+  /** Waiting events were dropped (too many): the catch-up reads on from the bus. */
+  overflowed: boolean;
 }
 
 export interface Membership {
@@ -53,7 +65,7 @@ export interface Hub {
   stop(): void;
 }
 
-export function createHub(bus: EventBus, logger: Logger): Hub {
+export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): Hub {
   const members = new Set<Member>();
   /** The same members, filed by the events they may get. */
   const audience = new Audience<Member>();
@@ -62,22 +74,39 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
   let follower: { stop(): void } | undefined;
   let stopped = false;
 
-  const pass = (member: Member, event: StoredEvent) => {
-    if (compareIds(event.id, member.passed) <= 0) return;
+  /** Passes `event` to `member`, sending its frame (made once, by `frame`) if it is for it; whether it was sent. */
+  const pass = (member: Member, event: StoredEvent, frame: () => Buffer): boolean => {
+    if (compareIds(event.id, member.passed) <= 0) return false;
     member.passed = event.id;
-    if (delivers(member.subscription, member.userId, event)) {
-      member.stream.send(event.id, `${event.topic}.${event.kind}`, event.data);
-    }
+    if (!delivers(member.subscription, member.userId, event)) return false;
+    member.stream.sendFrame(frame());
+    return true;
   };
 
   const deliver = (events: StoredEvent[]) => {
     for (const event of events) {
       position = event.id;
+      let made: Buffer | undefined;
+      const frame = () => {
+        made ??= frameOfEvent(event);
+        return made;
+      };
+      let sent = 0;
       for (const member of audience.of(event)) {
-        if (member.waiting) member.waiting.push(event);
-        else pass(member, event);
+        if (member.waiting) wait(member, event);
+        else if (pass(member, event, frame)) sent++;
       }
+      if (made) budget.queued(made.length * sent);
     }
+  };
+
+  const wait = (member: Member, event: StoredEvent) => {
+    const waiting = member.waiting as StoredEvent[];
+    if (waiting.length >= MAX_WAITING) {
+      waiting.length = 0;
+      member.overflowed = true;
+    }
+    waiting.push(event);
   };
 
   return {
@@ -89,12 +118,18 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
     },
 
     join(subscriber, lastEventId) {
-      const member: Member = { ...subscriber, passed: position, waiting: lastEventId === undefined ? null : [] };
+      const member: Member = {
+        ...subscriber,
+        passed: position,
+        waiting: lastEventId === undefined ? null : [],
+        overflowed: false,
+      };
       // Stopping (the process drains): the stream ends at once, and its client resumes elsewhere.
       if (stopped) subscriber.stream.end();
       else {
         members.add(member);
         audience.add(member);
+        budget.watch(subscriber.stream);
       }
       subscriber.stream.onEnd(() => {
         members.delete(member);
@@ -123,9 +158,10 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
   /** Sends what `member` missed after `lastEventId`, then what waited meanwhile; then it is live. */
   async function catchUp(member: Member, lastEventId: string): Promise<void> {
     const { stream } = member;
+    const scope = { audiences: resumeAudiences(member), maxBytes: PAGE_BYTES };
     member.passed = lastEventId;
     for (;;) {
-      const read = await bus.after(member.passed, PAGE);
+      const read = await bus.after(member.passed, PAGE, scope);
       if (!stream.open) return;
       if (read.gap) {
         // What it missed is gone: the client reloads, and gets what comes after this point.
@@ -133,10 +169,14 @@ export function createHub(bus: EventBus, logger: Logger): Hub {
         stream.send(position, 'reset', {});
         break;
       }
-      for (const event of read.events) pass(member, event);
-      if (read.events.length < PAGE) break;
+      for (const event of read.events) pass(member, event, () => frameOfEvent(event));
+      if (!read.more && !member.overflowed) break;
+      member.overflowed = false;
+      // The next page once this one has left: a client that does not read holds one page at most.
+      await stream.drained();
+      if (!stream.open) return;
     }
-    for (const event of member.waiting ?? []) pass(member, event);
+    for (const event of member.waiting ?? []) pass(member, event, () => frameOfEvent(event));
     member.waiting = null;
   }
 }

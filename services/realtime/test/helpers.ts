@@ -9,7 +9,7 @@ import { runServer } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
 import { TEST_JWT_SECRET } from '@cs/testkit';
 import { Redis } from 'ioredis';
-import { createApp } from '../src/app';
+import { createApp, type Deps } from '../src/app';
 
 export interface RealtimeHarness {
   url: string;
@@ -20,9 +20,9 @@ export interface RealtimeHarness {
   stop(): Promise<void>;
 }
 
-export const RETENTION = { keepMs: 60_000, keepEvents: 5 };
+export const RETENTION = { keepMs: 60_000, keepEvents: 5, keepBytes: 1_048_576 };
 
-export async function startRealtime(): Promise<RealtimeHarness> {
+export async function startRealtime(config: Partial<Deps['config']> = {}): Promise<RealtimeHarness> {
   const redisServer: RunningServer = await startRedis({
     dataDir: join(REPO_ROOT, '.data', 'test', `realtime-${randomBytes(3).toString('hex')}`),
   });
@@ -35,7 +35,13 @@ export async function startRealtime(): Promise<RealtimeHarness> {
       REALTIME_KEEPALIVE: 300,
       REALTIME_RETENTION: RETENTION.keepMs,
       REALTIME_RETENTION_EVENTS: RETENTION.keepEvents,
+      REALTIME_RETENTION_BYTES: RETENTION.keepBytes,
       REALTIME_MAX_BUFFERED: 1_048_576,
+      REALTIME_BUFFER_BUDGET: 64 * 1_048_576,
+      REALTIME_STALL_TIMEOUT: 30_000,
+      REALTIME_SHED_AT_HEAP_PERCENT: 95,
+      REALTIME_STREAMS_PER_ACCOUNT: 20,
+      ...config,
     },
     redis,
     logger,
