@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { verifierFollowing } from '@cs/auth';
 import type { HttpApp } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
@@ -6,6 +6,8 @@ import { createGateway } from './app';
 import type { Config } from './config';
 import { connectionBudget, connectionCap, openFilesLimit } from './connection-limits';
 import { connectionsRefused } from './metrics';
+import { boundPipelining } from './pipelining';
+import { resolveRoute } from './route-table';
 import { createSharedLimits } from './shared-limits';
 import { upstreamSocketsMax } from './upstream/connection-pool';
 
@@ -14,6 +16,12 @@ export interface StartedGateway {
   /** Bounds the listening server's connections: per client address, and in all. */
   configure(server: Server): void;
   close(): Promise<void>;
+}
+
+/** Whether a request opens a stream of events, by the route table. */
+function isStreamRequest(req: IncomingMessage): boolean {
+  const path = (req.url ?? '/').split('?', 1)[0] as string;
+  return resolveRoute(req.method ?? 'GET', path)?.stream === true;
 }
 
 /**
@@ -36,7 +44,7 @@ export function startGateway(config: Config, logger: Logger): StartedGateway {
   const maxConnections =
     config.MAX_CONNECTIONS || (openFiles === undefined ? undefined : connectionBudget(openFiles, upstreamSocketsMax()));
   return {
-    app: { callback: () => cap.guard(app) },
+    app: { callback: () => boundPipelining(isStreamRequest, cap.guard(app)) },
     configure(server) {
       cap.attach(server);
       if (maxConnections === undefined) {

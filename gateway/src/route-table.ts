@@ -12,6 +12,8 @@ export interface Route {
   auth: AuthRule;
   /** Routes under /api/auth that check a password get the stricter rate limit. */
   limit: 'auth' | 'default';
+  /** A stream of events: its answer lasts as long as the client stays (pipelining.ts). */
+  stream?: true;
 }
 
 /** `/api/posts` and anything below it, but not `/api/postsX`. */
@@ -55,7 +57,8 @@ export function resolveRoute(method: string, path: string): Route | undefined {
   // must be valid; realtime answers 401 itself for a protected topic without a caller.
   if (under(path, '/api/realtime')) {
     const auth = method === 'POST' && /^\/api\/realtime\/ticket\/?$/.test(path) ? 'required' : 'optional';
-    return { upstream: 'realtime', auth, limit: 'default' };
+    const stream = method === 'GET' && /^\/api\/realtime\/?$/.test(path);
+    return { upstream: 'realtime', auth, limit: 'default', ...(stream ? { stream: true as const } : {}) };
   }
   return undefined;
 }
