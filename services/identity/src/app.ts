@@ -10,7 +10,7 @@ import type { Config } from './config';
 import { createKnownClients } from './known-clients';
 import { createLoginThrottle } from './login-throttle';
 import type { Mailer } from './mailer';
-import { refreshTokenModel, revocationModel, sessionModel, userModel } from './model';
+import { refreshTokenModel, revocationModel, sessionEndModel, sessionModel, userModel } from './model';
 import { createPasswordResets } from './password-reset';
 import { createPasswordStore } from './password-store';
 import { createProfiles } from './profiles';
@@ -48,10 +48,13 @@ export interface Deps {
 export async function createApp({ config, connection, logger, mailer }: Deps) {
   const users = userModel(connection);
   const sessionRecords = sessionModel(connection);
+  const sessionEnds = sessionEndModel(connection);
   const refreshTokenRecords = refreshTokenModel(connection);
   const revocationRecords = revocationModel(connection);
   // The unique indexes (e-mail, spent refresh tokens, a user's seconds) must exist before the first request.
-  await Promise.all([users, sessionRecords, refreshTokenRecords, revocationRecords].map((model) => model.init()));
+  await Promise.all(
+    [users, sessionRecords, sessionEnds, refreshTokenRecords, revocationRecords].map((model) => model.init()),
+  );
   const tokens = { secret: config.JWT_SECRET, expiresIn: config.JWT_EXPIRES_IN };
   const expiresInS = Math.round(parseDuration(config.JWT_EXPIRES_IN) / 1000);
   const revocations = createRevocationLog(revocationRecords, { tokenLifetimeS: expiresInS });
@@ -60,6 +63,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const verifier = createTokenVerifier(config.JWT_SECRET, revoked);
   const sessions = createSessions({
     sessions: sessionRecords,
+    ends: sessionEnds,
     refreshTokens: refreshTokenRecords,
     revocations,
     limit: createRefreshLimit(),

@@ -13,9 +13,14 @@
  * go too: pruning deletes a prefix, so what is kept has no gap, and the newest is always kept. A
  * reader that finds neither its own last entry nor the next is behind the kept prefix, or the log
  * started again (a new database): it reads the log whole.
+ *
+ * One entry per revoked token: the digest is a unique key (model.ts), so a token revoked again (a
+ * logout repeated, two ends of one session at once, on any replica) adds nothing: the insert that
+ * loses on the digest means "there already". Unique indexes hold on FerretDB, where a read before
+ * the write would not: two writers would both read nothing.
  */
 import { notBeforeAt, type Revocation, type RevocationBatch } from '@cs/auth';
-import { appendNumbered, readNumbered, trusted } from '@cs/mongo';
+import { appendNumbered, isDuplicateKey, readNumbered, trusted } from '@cs/mongo';
 import type { RevocationModel, RevocationRecord } from './model';
 
 /** One access token to refuse: whose it is, its digest, and when it expires (seconds). */
@@ -30,6 +35,20 @@ export const READ_MAX = 1_000;
 /** How many numbers a reader looks up at once while they exist, after the first. */
 const WINDOW = 16;
 const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * The first entry pruning must keep, of `kept` (every entry, in any order): the first one whose
+ * tokens may still be valid at `nowS`, or `newest` when none is. A loop, not Math.min(...kept):
+ * spreading a log of 130,000 entries into arguments throws.
+ */
+export function firstNeeded(kept: Pick<RevocationRecord, '_id' | 'until'>[], nowS: number, newest: number): number {
+  let first = newest;
+  for (const { _id, until } of kept) if (until >= nowS && _id < first) first = _id;
+  return first;
+}
+
+/** Thrown through appendNumbered: the entry's digest is in the log already. */
+const ALREADY_THERE = Symbol('already there');
 
 const toRevocation = ({ _id, userId, notBefore, digest, until }: RevocationRecord): Revocation => ({
   seq: _id,
@@ -80,7 +99,24 @@ export function createRevocationLog(
 
   const appendNow = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
     if (known === undefined) await everything();
-    const seq = await appendNumbered((known ?? 0) + 1, (n) => entries.create({ _id: n, ...entry }));
+    const insert = async (n: number) => {
+      try {
+        await entries.create({ _id: n, ...entry });
+      } catch (err) {
+        // Which unique key: the number (taken: the next one), or the digest (revoked already).
+        if (isDuplicateKey(err) && entry.digest !== undefined && (await entries.exists({ digest: entry.digest }))) {
+          throw ALREADY_THERE;
+        }
+        throw err;
+      }
+    };
+    let seq: number;
+    try {
+      seq = await appendNumbered((known ?? 0) + 1, insert);
+    } catch (err) {
+      if (err === ALREADY_THERE) return;
+      throw err;
+    }
     saw(seq);
     if (now() - prunedAt > PRUNE_EVERY_MS) {
       prunedAt = now();
@@ -95,8 +131,7 @@ export function createRevocationLog(
   const prune = async (newest: number) => {
     const nowS = Math.floor(now() / 1000);
     const kept = await entries.find({}, { until: 1 }).lean<Pick<RevocationRecord, '_id' | 'until'>[]>();
-    const firstNeeded = Math.min(newest, ...kept.filter((e) => e.until >= nowS).map((e) => e._id));
-    await entries.deleteMany({ _id: trusted({ $lt: firstNeeded }) });
+    await entries.deleteMany({ _id: trusted({ $lt: firstNeeded(kept, nowS, newest) }) });
   };
 
   return {
@@ -122,7 +157,10 @@ export function createRevocationLog(
     /** The user's newest not-before (0: never revoked, or long enough ago to be forgotten). */
     async notBeforeOf(userId: string): Promise<number> {
       const found = await entries.find({ userId }, { notBefore: 1 }).lean<Pick<RevocationRecord, 'notBefore'>[]>();
-      return Math.max(0, ...found.map((e) => e.notBefore ?? 0));
+      // A loop: a user's entries are as many as the tokens revoked, too many to spread into Math.max.
+      let newest = 0;
+      for (const { notBefore } of found) if (notBefore !== undefined && notBefore > newest) newest = notBefore;
+      return newest;
     },
 
     /**

@@ -2,9 +2,9 @@
  * Sessions: a login, and every pair of tokens refreshed from it, until it ends. The access token
  * stays the contract's JWT; the refresh token (refresh-tokens.ts) gets the next pair.
  *
- * A refresh is two reads at once and nothing before them: the session (is it live?) and the
- * insert of the successor's record. The token names its session and user and is signed, so no
- * read is needed to know them.
+ * A refresh is the insert of the successor's record, then two reads at once: the session (is it
+ * live?) and its end (has it ended?). The token names its session and user and is signed, so no
+ * read is needed to know them. The reads come after the insert for the race with an end (below).
  *
  * Spending a token, exactly once on any server: its successor is derived from it, and the
  * successor's record is inserted under the unique `_id`. The insert that wins spent the token; a
@@ -21,8 +21,9 @@
  *
  * A session ends on logout, on "log out everywhere", on a new password (change or reset), on the
  * account's deletion, on reuse of a spent token, IDLE_MS after its last refresh and MAX_AGE_MS
- * after its login. Ending is a plain write of `endedAt`: a refresh that read the session just
- * before may still answer one pair, whose refresh token then finds the session ended.
+ * after its login. Ending inserts the session's end record (model.ts: an update of `endedAt` can be
+ * undone by a refresh's update of `lastUsedAt` on FerretDB; an insert cannot), and sets `endedAt`
+ * for the list.
  *
  * Ending reaches the access tokens too, through the revocation log (revocation-log.ts): a session
  * ended alone revokes the access tokens it was issued that have not expired (each is the token
@@ -30,12 +31,34 @@
  * session of a user ending revokes all the user's tokens issued until then. A session's tokens
  * are issued no earlier than the user's not-before when it started (its tokens carry it), so a
  * login right after "log out everywhere", even within the same second, gets a token that works.
+ *
+ * A refresh racing an end: every access token a refresh answers is refused once the end has
+ * answered (within the revocation bound), with no conditional update (FerretDB's are not atomic)
+ * and each single insert or read atomic. A refresh is I (insert its record) then R (read the end
+ * record); an end of one session is E (insert the end record) then S (read the session's records,
+ * and revoke each one's access token), each step starting once the one before has finished:
+ * - I finished before S started: S finds the record, and the token is revoked;
+ * - otherwise I finished after S started, so after E finished, and R, after I, finds the end:
+ *   the refresh answers 401 and deletes its record.
+ * A refresh that lost its insert to a racer answers the winner's pair: the winner's insert was
+ * before its own failed one, so one of the two cases holds for the winner's, with R after it.
+ * Ending every session of a user is E for each of them, then S' (read the user's latest second
+ * and write a not-before after it): a refresh whose R missed E had finished I before S' read, so
+ * its second is below the not-before. A session that starts during S' is a login after the end.
+ * A deleted account's sessions go (E as a delete: R then finds no session) before its not-before.
  */
 import { randomBytes } from 'node:crypto';
 import { signToken, type TokenSettings, tokenDigest, verifyClaims } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
-import type { RefreshTokenModel, RefreshTokenRecord, SessionModel, SessionRecord } from './model';
+import type {
+  RefreshTokenModel,
+  RefreshTokenRecord,
+  SessionEndModel,
+  SessionEndRecord,
+  SessionModel,
+  SessionRecord,
+} from './model';
 import type { RefreshLimit } from './refresh-limit';
 import type { RefreshTokenClaims, RefreshTokens } from './refresh-tokens';
 import type { RevocationLog, RevokedToken } from './revocation-log';
@@ -75,11 +98,23 @@ const LAST_USED_PRECISION_MS = 60_000;
 /** Tries at a free second for a token; each try after the first starts after the user's latest. */
 const ISSUE_ATTEMPTS = 100;
 
+/** Whether an insert of several records failed only on records that were there already. */
+function onlyDuplicateKeys(err: unknown): boolean {
+  if (isDuplicateKey(err)) return true;
+  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
+  return (
+    Array.isArray(writeErrors) &&
+    writeErrors.length > 0 &&
+    writeErrors.every((e) => isDuplicateKey(e) || isDuplicateKey(e?.err))
+  );
+}
+
 /** A pair's record inserted (the second it took), or the record found under its `_id`: spent already. */
 type Issued = { iat: number } | { spent: RefreshTokenRecord };
 
 export function createSessions({
   sessions,
+  ends,
   refreshTokens,
   revocations,
   limit,
@@ -90,6 +125,8 @@ export function createSessions({
   now = Date.now,
 }: {
   sessions: SessionModel;
+  /** That a session ended, for good (model.ts). */
+  ends: SessionEndModel;
   refreshTokens: RefreshTokenModel;
   revocations: RevocationLog;
   /** Refreshes per session (refresh-limit.ts). */
@@ -112,8 +149,13 @@ export function createSessions({
     expiresIn: expiresInS,
   });
 
-  const live = (session: SessionRecord | null, at: number): session is SessionRecord =>
+  const live = (
+    session: SessionRecord | null,
+    at: number,
+    end: SessionEndRecord | null = null,
+  ): session is SessionRecord =>
     session !== null &&
+    end === null &&
     session.endedAt === null &&
     at - session.lastUsedAt.getTime() < settings.idleMs &&
     at - session.createdAt.getTime() < settings.maxAgeMs;
@@ -160,12 +202,33 @@ export function createSessions({
   };
 
   /**
+   * Sessions `ids` have ended, for good, once this answers: their end records are in (one found
+   * there already is the same end). `endedAt` is set too, on the sessions `open` finds (by
+   * equality: FerretDB reads the whole collection for an `$in`), for the list.
+   */
+  const markEnded = async (ids: string[], open: Record<string, string | null>, at: number) => {
+    if (ids.length === 0) return;
+    const endedAt = new Date(at);
+    const recorded = ends.insertMany(
+      ids.map((_id) => ({ _id, at: endedAt })),
+      { ordered: false },
+    );
+    await Promise.all([
+      recorded.catch((err) => {
+        if (!onlyDuplicateKeys(err)) throw err;
+      }),
+      sessions.updateMany(open, { $set: { endedAt } }),
+    ]);
+  };
+
+  /**
    * The session ends, and so do the access tokens it was issued that are still valid, and `also`
-   * (a logout's Bearer token), once each.
+   * (a logout's Bearer token), once each. The end record goes in before the records are read: see
+   * the race at the top.
    */
   const endSession = async (id: string, also: RevokedToken[] = []) => {
     const at = now();
-    await sessions.updateOne({ _id: id, endedAt: null }, { $set: { endedAt: new Date(at) } });
+    await markEnded([id], { _id: id, endedAt: null }, at);
     const issued = await refreshTokens
       .find({ sessionId: id, iat: trusted({ $gt: Math.floor(at / 1000) - expiresInS }) }, { userId: 1, iat: 1 })
       .lean<Pick<RefreshTokenRecord, 'userId' | 'iat'>[]>();
@@ -183,11 +246,13 @@ export function createSessions({
     const successor = keys.successorOf(refreshToken, claims);
     const record = { _id: keys.hashOf(successor), sessionId: claims.sessionId, userId: claims.userId };
     const fromS = Math.max(Math.floor(at / 1000), claims.tokensFrom);
-    const [session, issued] = await Promise.all([
+    // The insert first, then the reads: see the race with an end, at the top.
+    const issued = await issue({ ...record, createdAt: new Date(at) }, fromS);
+    const [session, end] = await Promise.all([
       sessions.findById(claims.sessionId).lean<SessionRecord>(),
-      issue({ ...record, createdAt: new Date(at) }, fromS),
+      ends.findById(claims.sessionId).lean<SessionEndRecord>(),
     ]);
-    if (!live(session, at)) {
+    if (!live(session, at, end)) {
       // Nothing is kept for a session that is gone (a deleted account's), or that cannot use it.
       if (!('spent' in issued)) await refreshTokens.deleteOne({ _id: record._id });
       throw refused();
@@ -290,7 +355,12 @@ export function createSessions({
      * working: log out everywhere, a new password, a deleted account.
      */
     async endAll(userId: string): Promise<void> {
-      await sessions.updateMany({ userId, endedAt: null }, { $set: { endedAt: new Date(now()) } });
+      const open = await sessions.find({ userId, endedAt: null }, { _id: 1 }).lean<Pick<SessionRecord, '_id'>[]>();
+      await markEnded(
+        open.map((s) => s._id),
+        { userId, endedAt: null },
+        now(),
+      );
       await revokeUser(userId);
     },
 
@@ -305,14 +375,18 @@ export function createSessions({
         createdAt: trusted({ $lt: new Date(at - Math.max(settings.maxAgeMs, expiresInS * 1000)) }),
       });
       await sessions.deleteMany({ createdAt: trusted({ $lt: new Date(at - settings.maxAgeMs) }) });
+      // An end is no older than its session's start: past the lifetime, the session is refused anyway.
+      await ends.deleteMany({ at: trusted({ $lt: new Date(at - settings.maxAgeMs) }) });
     },
 
     /** A deleted account's sessions and refresh tokens go: nothing of it is kept. Idempotent. */
     async forgetAll(userId: string): Promise<void> {
-      // Its access tokens stop working (again: a deletion finished by the outbox may not have
-      // ended its sessions), and its sessions go first: none of its tokens refreshes again.
-      await revokeUser(userId);
+      // Its sessions go first: none of its tokens refreshes again, and a refresh racing this one
+      // either finds no session or inserted its record before the not-before below reads the
+      // user's latest second (the race at the top). Then its access tokens stop working (again: a
+      // deletion finished by the outbox may not have ended its sessions).
       await sessions.deleteMany({ userId });
+      await revokeUser(userId);
       await refreshTokens.deleteMany({ userId });
     },
   };
