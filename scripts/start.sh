@@ -10,7 +10,13 @@ if [ "${REPLICAS:-1}" != 1 ] || [ "${GATEWAYS:-1}" != 1 ]; then
   bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haproxy}" HAPROXY_PATH
 fi
 cd "$root"
-# The launcher starts, watches and stops the servers; with SERVICES=all (the default) it also
-# runs the gateway and every service itself (dev/devstack host.ts), so it takes Node's flags for
-# every process of ours (NODE_FLAGS in dev/devstack system.ts).
-exec node_modules/.bin/node --max-semi-space-size=4 dev/devstack/dist/src/start.js
+# The launcher starts, watches and stops the servers, and with SERVICES=all (the default) runs the
+# gateway and every service in one child process that it starts again if it crashes (dev/devstack
+# supervisor.ts). It loads none of the product's code; Node's flags for the product's processes are
+# NODE_FLAGS in dev/devstack system.ts, and the launcher takes the same.
+# npm runs this script under `sh -c`, and a SIGTERM to npm ends that shell without reaching us: with
+# setpriv (util-linux), the end of our parent, however it ends, is a SIGTERM to the launcher, which
+# then stops everything it started.
+pdeathsig=()
+if command -v setpriv >/dev/null 2>&1; then pdeathsig=(setpriv --pdeathsig=TERM --); fi
+exec "${pdeathsig[@]}" node_modules/.bin/node --max-semi-space-size=4 dev/devstack/dist/src/start.js

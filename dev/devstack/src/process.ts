@@ -40,23 +40,58 @@ export interface SpawnOptions {
   /** Output goes to this file; with `echo`, also to our stdout, prefixed by the name. */
   logFile: string;
   echo?: boolean;
+  /**
+   * The signal the child gets when we go, however we go (`parentDeath`): SIGTERM unless its own
+   * way to stop is another (PostgreSQL's fast shutdown is SIGINT).
+   */
+  parentDeathSignal?: NodeJS.Signals;
 }
 
 /**
- * Children not yet exited. A process that exits without stopping them (an error, a wrong
- * configuration that ends it, a crash of what `npm start` hosts in itself) sends each SIGTERM
- * as it goes, so none is left running without its parent.
+ * Children not yet exited, each with the signal that stops it. A process that exits without
+ * stopping them (an error, a wrong configuration that ends it) sends each its signal as it goes;
+ * one that cannot (SIGKILL, an abort) leaves that to the kernel (`parentDeath`). Either way none is
+ * left running without its parent.
  */
-const living = new Set<ChildProcess>();
+const living = new Map<ChildProcess, NodeJS.Signals>();
 process.once('exit', () => {
-  for (const child of living) child.kill('SIGTERM');
+  for (const [child, signal] of living) child.kill(signal);
 });
 
-export function spawnChild({ name, command, args, env, cwd, logFile, echo = false }: SpawnOptions): Child {
+/** util-linux's setpriv, where it is (every Debian has it: util-linux is essential). */
+const SETPRIV =
+  process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path)) : undefined;
+
+/**
+ * `command` and `args` such that the child gets `signal` from the kernel when this process ends,
+ * even by SIGKILL or an abort, when no code of ours runs to stop it: Linux's parent-death signal
+ * (prctl PR_SET_PDEATHSIG), which Node does not offer, set by setpriv before it execs the command
+ * in its place (same pid). A change of user clears that setting, so when the command is itself a
+ * setpriv that changes user (PostgreSQL's, run as root), the option joins that one, which sets it
+ * after the change. Without setpriv (not Linux), the command as it is: the 'exit' handler above
+ * is then all there is, and a SIGKILL of this process leaves its children running.
+ */
+export function parentDeath(command: string, args: string[], signal: NodeJS.Signals): [string, string[]] {
+  const option = `--pdeathsig=${signal.replace(/^SIG/, '')}`;
+  if (command === 'setpriv' || command === SETPRIV) return [command, [option, ...args]];
+  return SETPRIV ? [SETPRIV, [option, '--', command, ...args]] : [command, args];
+}
+
+export function spawnChild({
+  name,
+  command,
+  args,
+  env,
+  cwd,
+  logFile,
+  echo = false,
+  parentDeathSignal = 'SIGTERM',
+}: SpawnOptions): Child {
   mkdirSync(dirname(logFile), { recursive: true });
   // The child writes its own log file unless we must echo it: then its output passes through us.
   const fd = echo ? undefined : openSync(logFile, 'a');
-  const child = spawn(command, args, {
+  const [file, argv] = parentDeath(command, args, parentDeathSignal);
+  const child = spawn(file, argv, {
     cwd: cwd ?? REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
@@ -69,7 +104,7 @@ export function spawnChild({ name, command, args, env, cwd, logFile, echo = fals
       for (const line of chunk.toString().split('\n')) if (line) process.stdout.write(`[${name}] ${line}\n`);
     });
   }
-  living.add(child);
+  living.set(child, parentDeathSignal);
   const exited = new Promise<number | string | null>((resolveExit) => {
     child.once('exit', (code, signal) => {
       living.delete(child);

@@ -2,7 +2,13 @@
  * `npm start`: the whole system on embedded defaults. Starts (or uses) a MongoDB-protocol server,
  * an S3 server and an SMTP server, prepares the bucket and its CORS rule, starts the gateway and
  * the five services, in one process (SERVICES=all, the default) or one each (SERVICES=split), prints
- * one ready line, and stops everything on Ctrl-C or SIGTERM.
+ * one ready line, and stops everything on Ctrl-C or SIGTERM: the system's processes, then the
+ * servers.
+ *
+ * This process is the supervisor: it owns the servers and the one process, which runs as its
+ * child and is started again when it crashes (supervisor.ts). It loads none of the product's code.
+ * Each server and the one process get a signal from the kernel when this process dies, even by
+ * SIGKILL (process.ts `parentDeath`), so none is left running without it.
  *
  * `REPLICAS=3 GATEWAYS=2 npm start` runs that many of each service and of the gateway behind
  * HAProxy, with the rate limits counted in Redis (REDIS_URL, or Debian's redis-server started here).
@@ -12,9 +18,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type HostedSystem, hostSystem } from './host';
 import { REPO_ROOT } from './process';
 import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
+import { type SupervisedSystem, superviseOneProcess } from './supervisor';
 import { type RunningSystem, startSystem } from './system';
 
 const DEV_STORAGE = {
@@ -52,7 +58,7 @@ async function main(): Promise<void> {
   };
 
   const servers: RunningServer[] = [];
-  let system: RunningSystem | HostedSystem | undefined;
+  let system: RunningSystem | SupervisedSystem | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -118,23 +124,23 @@ async function main(): Promise<void> {
       // Scaled, the balancer caps connections per client address with the gateway's setting.
       connectionsPerAddress: env.CONNECTIONS_PER_ADDRESS ? Number(env.CONNECTIONS_PER_ADDRESS) : undefined,
     };
-    // One process: this one, beside the servers it started (host.ts).
-    const hosted = oneProcess ? await hostSystem(options) : undefined;
-    const split = hosted ? undefined : await startSystem(options);
-    system = hosted ?? split;
+    // One process: a child of this one, started again if it crashes (supervisor.ts).
+    const supervised = oneProcess ? await superviseOneProcess(options) : undefined;
+    const split = supervised ? undefined : await startSystem(options);
+    system = supervised ?? split;
     if (split?.balancer) {
       console.log(`Replicas:         ${replicas} of each service, ${gateways} gateways, behind HAProxy`);
       console.log(`                  (its statistics at ${split.balancer.statsUrl})`);
       console.log(`Rate limits:      counted in Redis at ${redisUrl}`);
     }
     console.log(
-      hosted
-        ? 'Processes:        the gateway and every service in this one (SERVICES=all)'
+      supervised
+        ? `Processes:        the gateway and every service in one (SERVICES=all, pid ${supervised.pid}), started again if it dies`
         : 'Processes:        one for the gateway and one for each service (SERVICES=split)',
     );
     console.log(`Logs:             ${join(dataDir, 'logs')}`);
-    const metrics = hosted
-      ? [hosted.metricsUrl]
+    const metrics = supervised
+      ? [supervised.metricsUrl]
       : Object.values(split?.replicas ?? {})
           .flat()
           .map((p) => `${p.name}${split?.balancer ? `-${p.replica + 1}` : ''} ${p.metricsUrl}`);
