@@ -98,9 +98,17 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     cors({
       origin: origins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Refresh-Token'],
+      allowedHeaders: [
+        'Authorization',
+        'Content-Type',
+        'If-None-Match',
+        'X-Request-Id',
+        'X-Refresh-Token',
+        'X-Device-Token',
+      ],
       exposedHeaders: [
         'X-Request-Id',
+        'X-Device-Token',
         'ETag',
         'Retry-After',
         'Link',

@@ -34,7 +34,7 @@ export interface paths {
         put?: never;
         /**
          * Log in and start a session
-         * @description Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.
+         * @description Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second. A successful login or registration answers a device token in the `X-Device-Token` header and the `cs_device` cookie; a login that gives it back (that header, or the cookie) is served ahead of a crowd and spared both, until the token fails 5 logins in an hour.
          */
         post: operations["login"];
         delete?: never;
@@ -541,7 +541,7 @@ export interface paths {
         };
         /**
          * Stream the changes of posts and notes (Server-Sent Events)
-         * @description A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`.
+         * @description A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`. A client that does not read what it is sent is cut off (its connection closed): reconnect with `Last-Event-ID`, and nothing is missed. An account holds at most 20 streams at once (past it 429 with `Retry-After`).
          */
         get: operations["subscribe"];
         put?: never;

@@ -396,7 +396,7 @@ export const openApiDocument = {
         id: 'login',
         summary: 'Log in and start a session',
         description:
-          'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second.',
+          'Log in; returns a token. Unknown e-mail and wrong password are indistinguishable. After 5 failed logins for an e-mail address from one client address, or 50 from all, further attempts get 429 with Retry-After (2 s, doubling), for any address, account or not; a client address that logged in to the account before is spared the second. A successful login or registration answers a device token in the `X-Device-Token` header and the `cs_device` cookie; a login that gives it back (that header, or the cookie) is served ahead of a crowd and spared both, until the token fails 5 logins in an hour.',
         tag: 'auth',
         refreshCookie: true,
         auth: 'none',

@@ -6,7 +6,9 @@
  * everyone gets 503, both with Retry-After: refused at once, never left to hang.
  *
  * `priority` is a second line served before the first: for clients with a standing that a crowd
- * of new clients cannot have (an address that has logged in before, say).
+ * of new clients cannot have (a device that has logged in before, say). Each line holds up to
+ * `total` waiting pieces of its own, so a crowd that fills the first line never keeps a priority
+ * piece out: it waits only for the pieces running and the priority pieces ahead of it.
  */
 import { HttpError } from '@cs/errors';
 import { counter } from '@cs/telemetry';
@@ -17,7 +19,7 @@ export interface BulkheadOptions {
   concurrency: number;
   /** Pieces one client may have waiting. */
   perClient: number;
-  /** Pieces all clients together may have waiting. */
+  /** Pieces all clients together may have waiting, in each line. */
   total: number;
   /** How long a piece may wait in line before it is refused (5 s). */
   maxWaitMs?: number;
@@ -114,7 +116,7 @@ export function createBulkhead({
       if (running >= concurrency) {
         const line = priority ? lines.priority : lines.normal;
         if (line.waitingFor(client) >= perClient) throw refuse(429, 'client');
-        if (lines.priority.size + lines.normal.size >= total) throw refuse(503, 'full');
+        if (line.size >= total) throw refuse(503, 'full');
         // The place is handed over by release(): `running` counts it already.
         await new Promise<void>((resolve, reject) => {
           const waiter = () => {

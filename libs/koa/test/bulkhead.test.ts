@@ -88,6 +88,22 @@ describe('a bulkhead', () => {
     expect(started).toEqual(['first', 'known', 'crowd-1', 'crowd-2']);
   });
 
+  it('when the normal line is full, then a priority piece still gets a place in its own line, ahead of the crowd', async () => {
+    const started: string[] = [];
+    const g = gate(started);
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 5, total: 2 });
+    const all = [bulkhead.run('x', g.piece('first'))];
+    await new Promise((r) => setImmediate(r));
+    all.push(bulkhead.run('crowd-1', g.piece('crowd-1')), bulkhead.run('crowd-2', g.piece('crowd-2')));
+    expect(await statusOf(bulkhead.run('crowd-3', g.piece('crowd-3')))).toBe(503);
+
+    all.push(bulkhead.run('device', g.piece('device'), { priority: true }));
+    while (g.running() > 0) await g.finishOne();
+    await Promise.all(all);
+
+    expect(started).toEqual(['first', 'device', 'crowd-1', 'crowd-2']);
+  });
+
   it('when a piece fails, then its place is freed all the same', async () => {
     const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 1, total: 1 });
     await expect(bulkhead.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

@@ -13,14 +13,20 @@ import type { Sessions, SessionTokens } from './sessions';
  * Runs a request's password work in its client's turn of the bcrypt bulkhead (routes.ts): the
  * lookups that lead to the hash, and the hash. The writes that follow (the session, the new
  * password) run after the place is given back, so a slow database never holds up hashing.
+ * `trustedFor`: the work of a trusted device's login to this account (device-tokens.ts) takes the
+ * priority line, in that account's turn.
  */
-export type PasswordTurn = <T>(work: () => Promise<T>) => Promise<T>;
+export type PasswordTurn = <T>(work: () => Promise<T>, options?: { trustedFor?: string }) => Promise<T>;
 
-/** Where a request came from: the client address (the gateway says), its User-Agent, and its turn. */
+/**
+ * Where a request came from: the client address (the gateway says), its User-Agent, its turn, and
+ * on a login the device its device token proves for the account it names (known-clients.ts).
+ */
 export interface Client {
   address: string;
   userAgent: string | undefined;
   passwordTurn: PasswordTurn;
+  device?: string;
 }
 
 export interface Account {
@@ -94,19 +100,26 @@ export function createAccounts({
       return sessions.start(userId, client.userAgent);
     },
 
-    async login(credentials, { address: clientAddress, userAgent, passwordTurn }) {
+    async login(credentials, { address: clientAddress, userAgent, passwordTurn, device }) {
       const { email, password } = credentials;
       // Nothing else can be an account, so nothing else is counted (or stored).
       const counted = couldBeAccount(credentials);
-      const { user, matches } = await passwordTurn(async () => {
-        if (counted) await throttle.check(email, clientAddress);
-        const user = counted
-          ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
-          : null;
-        return { user, matches: await bcrypt.compare(password, user?.password ?? (await dummyHash)) };
-      });
+      // A device that logged in to this account before, and has not failed too often since, goes
+      // ahead of the crowd and is not slowed by others' failures (device-tokens.ts). Only a token
+      // whose MAC holds for this account costs this lookup.
+      const trusted = counted && device !== undefined && (await throttle.trusts(device));
+      const { user, matches } = await passwordTurn(
+        async () => {
+          if (counted) await throttle.check(email, clientAddress, trusted);
+          const user = counted
+            ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
+            : null;
+          return { user, matches: await bcrypt.compare(password, user?.password ?? (await dummyHash)) };
+        },
+        trusted ? { trustedFor: email } : undefined,
+      );
       if (!user || !matches) {
-        if (counted) await throttle.failed(email, clientAddress);
+        if (counted) await throttle.failed(email, clientAddress, device);
         throw new HttpError(401, messages.invalidCredentials);
       }
       await throttle.succeeded(email, clientAddress);

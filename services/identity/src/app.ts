@@ -108,7 +108,8 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
     retireResets: resets.retire,
   });
   const profiles = createProfiles(users);
-  const known = createKnownClients();
+  // Device tokens' key comes from JWT_SECRET; their cookie is Secure when the web client is served over HTTPS.
+  const known = createKnownClients({ secret: config.JWT_SECRET, secure: config.WEB_URL.startsWith('https:') });
   const passwordWork = bcryptBulkhead(config);
   const app = createServiceApp({
     name: 'identity',

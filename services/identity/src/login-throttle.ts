@@ -10,6 +10,12 @@
  *   before (a known address, remembered KNOWN_FOR_MS). A botnet gets about one guess a minute per
  *   account; the person, from where they usually log in, is not slowed at all.
  *
+ * A login from a trusted device (device-tokens.ts: it presents a token issued to this account by a
+ * successful login, and that token has failed fewer than DEVICE_FREE_FAILURES times in the last
+ * hour) waits for neither count: the person is not slowed by what others did, from anywhere.
+ * Its failures are counted per device too, and a device past DEVICE_FREE_FAILURES is trusted no
+ * more: its logins are counted and delayed like anyone's (OWASP's device lockout).
+ *
  * An attempt inside a delay gets the gateway's own `429 {error}` with `Retry-After`, and its
  * password is not checked. Growing delays rather than a lockout, as OWASP's Authentication Cheat
  * Sheet advises. An address that has no account is counted exactly like one that has, so the
@@ -33,6 +39,8 @@ export const ACCOUNT_FREE_FAILURES = 50;
 export const FIRST_DELAY_MS = 2000;
 export const MAX_DELAY_MS = 15 * 60_000;
 export const ACCOUNT_MAX_DELAY_MS = 60_000;
+/** Failures in the last hour after which a device token is no longer trusted. */
+export const DEVICE_FREE_FAILURES = 5;
 /** Failures older than this are forgotten (and their record pruned). */
 export const FORGET_AFTER_MS = 60 * 60_000;
 /** How long an address that logged in to an account stays known to it. */
@@ -61,9 +69,15 @@ async function upsert(write: () => Promise<unknown>): Promise<void> {
 }
 
 export interface LoginThrottle {
-  /** Throws the 429 when this account must still wait, from this client address. */
-  check(email: string, address: string): Promise<void>;
-  failed(email: string, address: string): Promise<void>;
+  /**
+   * Throws the 429 when this account must still wait, from this client address; never for a
+   * trusted device (`trusts`).
+   */
+  check(email: string, address: string, trustedDevice?: boolean): Promise<void>;
+  /** `device`: the id of the device token the login presented, if any; its failures are counted too. */
+  failed(email: string, address: string, device?: string): Promise<void>;
+  /** Whether a device token still is trusted: it has failed fewer than DEVICE_FREE_FAILURES times in the last hour. */
+  trusts(device: string): Promise<boolean>;
   succeeded(email: string, address: string): Promise<void>;
   /**
    * Deletes what has been forgotten: failures of more than an hour ago, addresses known for
@@ -99,7 +113,8 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
   };
 
   const throttle: LoginThrottle = {
-    async check(email, address) {
+    async check(email, address, trustedDevice = false) {
+      if (trustedDevice) return;
       let ms = await wait(key('pair', email, address), FREE_FAILURES, MAX_DELAY_MS);
       if (ms === 0) {
         const isKnown = await known.exists({
@@ -115,9 +130,20 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
       }
     },
 
-    async failed(email, address) {
+    async failed(email, address, device) {
       const at = new Date(now());
-      await Promise.all([count(key('pair', email, address), at), count(key('account', email), at)]);
+      await Promise.all([
+        count(key('pair', email, address), at),
+        count(key('account', email), at),
+        ...(device === undefined ? [] : [count(key('device', device), at)]),
+      ]);
+    },
+
+    async trusts(device) {
+      const record = await failures.findById(key('device', device)).lean();
+      return (
+        !record || now() - record.lastFailureAt.getTime() >= FORGET_AFTER_MS || record.failures < DEVICE_FREE_FAILURES
+      );
     },
 
     async succeeded(email, address) {

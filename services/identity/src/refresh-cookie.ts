@@ -36,7 +36,8 @@ export function inCookieMode(ctx: AppContext): boolean {
   return ctx.get(REFRESH_MODE_HEADER).trim().toLowerCase() === 'cookie';
 }
 
-function cookieOf(ctx: AppContext, name: string): string | undefined {
+/** The value of the request's cookie `name`, if it sent one. */
+export function cookieOf(ctx: AppContext, name: string): string | undefined {
   for (const part of ctx.get('cookie').split(';')) {
     const at = part.indexOf('=');
     if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();

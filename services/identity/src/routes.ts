@@ -57,7 +57,11 @@ export function authRoutes(
       userAgent: ctx.get('user-agent') || undefined,
       // Every route that hashes or compares a password runs that work, and the lookups before it,
       // in its client's turn: after its body's checks, before any lookup, and not the writes after.
-      passwordTurn: (work) => bcrypt.run(address, work, { priority: known.has(address) }),
+      // A trusted device's login takes the priority line in its account's turn (known-clients.ts).
+      passwordTurn: (work, { trustedFor } = {}) =>
+        trustedFor === undefined
+          ? bcrypt.run(address, work, { priority: known.has(address) })
+          : bcrypt.run(`account ${trustedFor}`, work, { priority: true }),
     };
   };
   // Cookie mode's checks come before any route's work (refresh-cookie.ts).
@@ -70,15 +74,18 @@ export function authRoutes(
     failureMessage(messages.registrationFailed),
     async (ctx) => {
       const body = bodyOf(ctx);
-      cookies.answer(ctx, await accounts.register(toCredentials(body), clientOf(ctx), toDisplayName(body.displayName)));
-      known.loggedIn(clientAddressOf(ctx));
+      const credentials = toCredentials(body);
+      cookies.answer(ctx, await accounts.register(credentials, clientOf(ctx), toDisplayName(body.displayName)));
+      known.loggedIn(ctx, credentials.email);
       ctx.status = 201;
     },
   );
 
   router.post('/login', validateBody(loginSchema), failureMessage(messages.loginFailed), async (ctx) => {
-    cookies.answer(ctx, await accounts.login(toCredentials(bodyOf(ctx)), clientOf(ctx)));
-    known.loggedIn(clientAddressOf(ctx));
+    const credentials = toCredentials(bodyOf(ctx));
+    const client = { ...clientOf(ctx), device: known.deviceOf(ctx, credentials.email) };
+    cookies.answer(ctx, await accounts.login(credentials, client));
+    known.loggedIn(ctx, credentials.email);
   });
 
   const noCookie = () => new HttpError(401, sessionMessages.invalidRefreshToken);
@@ -98,9 +105,10 @@ export function authRoutes(
     validateBody(logoutBodySchema),
     failureMessage(messages.logoutFailed),
     async (ctx) => {
-      // A Bearer token sent along stops working too; a missing or wrong one changes nothing here.
+      // A Bearer token sent along stops working too. One we signed and revoked already, or expired,
+      // changes nothing (204); any other is 401, as at the gateway.
       const header = ctx.headers.authorization;
-      const bearer = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+      const bearer = header === undefined ? undefined : tokens.signedToken(header);
       await sessions.endByToken((bodyOf(ctx) as { refreshToken?: string }).refreshToken, bearer);
       cookies.clear(ctx);
       ctx.status = 204;
