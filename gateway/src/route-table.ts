@@ -4,8 +4,12 @@
  */
 export type Upstream = 'identity' | 'posts' | 'notes' | 'files' | 'realtime';
 
-/** required: 401 without a valid token; optional: a token, when sent, must be valid; none. */
-export type AuthRule = 'required' | 'optional' | 'none';
+/**
+ * required: 401 without a valid token; optional: a token, when sent, must be valid; signed: a
+ * token, when sent, must be one we signed, expired or revoked as it may be (logout, which ends
+ * what it can: an already revoked token answers 204); none.
+ */
+export type AuthRule = 'required' | 'optional' | 'signed' | 'none';
 
 export interface Route {
   upstream: Upstream;
@@ -29,6 +33,8 @@ const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?)\
  * register, reset, a password change and deletion: the routes that hash).
  */
 const NO_PASSWORD = /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?)\/?$/;
+/** Logout's Bearer token, when sent, is checked here: one that is not ours is 401 before the hop. */
+const LOGOUT = /^\/api\/auth\/logout\/?$/;
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
 const UPLOAD_URL = /^(?:\/api)?\/upload-url\/?$/;
 const MULTIPART = /^(?:\/api)?\/multipart-uploads(?:\/.*)?$/;
@@ -43,7 +49,8 @@ function postsAuth(method: string, path: string): AuthRule {
 /** The route for a request, or undefined: then the gateway answers 404 itself. */
 export function resolveRoute(method: string, path: string): Route | undefined {
   if (under(path, '/api/auth')) {
-    const auth = OWN_ACCOUNT.test(path) && method !== 'OPTIONS' ? 'required' : 'none';
+    const auth =
+      method === 'OPTIONS' ? 'none' : OWN_ACCOUNT.test(path) ? 'required' : LOGOUT.test(path) ? 'signed' : 'none';
     return { upstream: 'identity', auth, limit: NO_PASSWORD.test(path) ? 'default' : 'auth' };
   }
   // Display names, public: on the default limit, since a page of posts asks for its authors'.

@@ -17,7 +17,7 @@ describe('which rate limit an /api/auth route gets', () => {
 
   it.each([
     ['POST', '/api/auth/refresh', 'none'],
-    ['POST', '/api/auth/logout', 'none'],
+    ['POST', '/api/auth/logout', 'signed'],
     ['GET', '/api/auth/me', 'required'],
     ['GET', '/api/auth/sessions', 'required'],
     ['DELETE', '/api/auth/sessions', 'required'],

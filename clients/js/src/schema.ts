@@ -74,7 +74,7 @@ export interface paths {
         put?: never;
         /**
          * Log out: end the session of a refresh token
-         * @description End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live.
+         * @description End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica); it must be one this service signed (expired or revoked already, it changes nothing), or the answer is 401 and nothing ends. 204 whether or not anything was live.
          */
         post: operations["logout"];
         delete?: never;
@@ -1174,6 +1174,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

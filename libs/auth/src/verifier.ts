@@ -13,7 +13,7 @@
  */
 import { HttpError, messages } from '@cs/errors';
 import type { RevocationList } from './revocations';
-import { bearerToken, verifyClaims } from './tokens';
+import { bearerToken, type VerifiedToken, verifyClaims, verifySigned } from './tokens';
 
 /** Past this without being up to date, the list is stale: the revocation bound no longer holds. */
 export const STALE_AFTER_MS = 5_000;
@@ -26,10 +26,22 @@ export interface TokenVerifier {
    * has not been read within FIRST_READ_WAIT_MS.
    */
   userIdFromAuthorization(header: string | undefined): Promise<string>;
+  /**
+   * Logout's check: the request's token when it is one we signed, expired or revoked as it may
+   * be, and whether it was revoked already (as far as the list knows); throws 401 for any other
+   * (no `Bearer `, not ours). Never waits for the list: a token it cannot yet tell is not revoked.
+   */
+  signedToken(header: string | undefined): SignedToken;
   /** Whether the process can verify: it has read the revocation list once. */
   ready(): boolean;
   /** A sentence for the operator when the revocation list is stale; undefined when it is current. */
   notice(now?: number): string | undefined;
+}
+
+/** A token we signed, as logout sees it (signedToken). */
+export interface SignedToken extends VerifiedToken {
+  token: string;
+  revoked: boolean;
 }
 
 export function createTokenVerifier(secret: string, revocations: RevocationList): TokenVerifier {
@@ -43,6 +55,12 @@ export function createTokenVerifier(secret: string, revocations: RevocationList)
       }
       if (revocations.refuses(token, userId, issuedAt)) throw new HttpError(401, messages.invalidToken);
       return userId;
+    },
+
+    signedToken(header) {
+      const token = bearerToken(header);
+      const claims = verifySigned(token, secret);
+      return { ...claims, token, revoked: revocations.refuses(token, claims.userId, claims.issuedAt) };
     },
 
     ready: () => revocations.currentAt !== undefined,

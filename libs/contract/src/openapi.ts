@@ -427,10 +427,10 @@ export const openApiDocument = {
         id: 'logout',
         summary: 'Log out: end the session of a refresh token',
         description:
-          'End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica). 204 whether or not anything was live.',
+          'End the session of this refresh token: it and every token refreshed from it stop working, and so do the access tokens it was issued. With a Bearer token, that access token stops working too (within about a second on every replica); it must be one this service signed (expired or revoked already, it changes nothing), or the answer is 401 and nothing ends. 204 whether or not anything was live.',
         tag: 'auth',
         refreshCookie: true,
-        auth: 'none',
+        auth: 'optional',
         body: ref('Logout'),
         example: { refreshToken: slot('refreshToken') },
         bodyOptional: true,

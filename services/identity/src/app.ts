@@ -64,6 +64,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
   const sessions = createSessions({
     sessions: sessionRecords,
     ends: sessionEnds,
+    revoked,
     refreshTokens: refreshTokenRecords,
     revocations,
     limit: createRefreshLimit(),

@@ -48,7 +48,7 @@
  * A deleted account's sessions go (E as a delete: R then finds no session) before its not-before.
  */
 import { randomBytes } from 'node:crypto';
-import { signToken, type TokenSettings, tokenDigest, verifyClaims } from '@cs/auth';
+import { type RevocationList, type SignedToken, signToken, type TokenSettings, tokenDigest } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, trusted } from '@cs/mongo';
 import type {
@@ -117,6 +117,7 @@ export function createSessions({
   ends,
   refreshTokens,
   revocations,
+  revoked,
   limit,
   keys,
   tokens,
@@ -129,6 +130,11 @@ export function createSessions({
   ends: SessionEndModel;
   refreshTokens: RefreshTokenModel;
   revocations: RevocationLog;
+  /**
+   * This process's list of revoked tokens, as far as it has read the log: a token it refuses
+   * already (a session ended before, by "log out everywhere") needs no entry of its own.
+   */
+  revoked: Pick<RevocationList, 'refuses'>;
   /** Refreshes per session (refresh-limit.ts). */
   limit: RefreshLimit;
   keys: RefreshTokens;
@@ -234,7 +240,9 @@ export function createSessions({
       .lean<Pick<RefreshTokenRecord, 'userId' | 'iat'>[]>();
     const ended = new Map(also.map((t) => [t.digest, t]));
     for (const { userId, iat } of issued) {
-      const digest = tokenDigest(pair(userId, '', iat).token);
+      const { token } = pair(userId, '', iat);
+      if (revoked.refuses(token, userId, iat)) continue;
+      const digest = tokenDigest(token);
       ended.set(digest, { userId, digest, expiresAt: iat + expiresInS });
     }
     await revocations.revokeTokens([...ended.values()]);
@@ -314,19 +322,15 @@ export function createSessions({
 
     /**
      * Logout: the session of `refreshToken` ends, if it names one, and so does `accessToken` (the
-     * request's Bearer token), when it is one of ours.
+     * request's Bearer token, one of ours), unless it was revoked already: the log holds one entry
+     * per token (an expired one needs none).
      */
-    async endByToken(refreshToken: string | undefined, accessToken?: string): Promise<void> {
+    async endByToken(refreshToken: string | undefined, accessToken?: SignedToken): Promise<void> {
       const claims = refreshToken === undefined ? null : keys.open(refreshToken);
-      const bearer: RevokedToken[] = [];
-      if (accessToken !== undefined) {
-        try {
-          const { userId, expiresAt } = verifyClaims(accessToken, tokens.secret);
-          bearer.push({ userId, digest: tokenDigest(accessToken), expiresAt });
-        } catch {
-          // Not one of ours, or expired: nothing to revoke.
-        }
-      }
+      const bearer: RevokedToken[] =
+        accessToken === undefined || accessToken.revoked
+          ? []
+          : [{ userId: accessToken.userId, digest: tokenDigest(accessToken.token), expiresAt: accessToken.expiresAt }];
       if (claims) await endSession(claims.sessionId, bearer);
       else await revocations.revokeTokens(bearer);
     },

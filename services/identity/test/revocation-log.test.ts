@@ -7,7 +7,7 @@ import { modelOf } from '@cs/mongo';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { revocationModel } from '../src/model';
-import { createRevocationLog } from '../src/revocation-log';
+import { createRevocationLog, firstNeeded } from '../src/revocation-log';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -82,5 +82,34 @@ describe('the revocation log', () => {
     expect(first.caughtUp).toBe(false);
     expect(reader.seq).toBe(1);
     expect(reader.size).toBe(1);
+  });
+
+  it('when one token is revoked again and again, by two processes at once, then the log holds it once and its numbers have no gap', async () => {
+    const clock = { now: START };
+    const { model, log } = await freshLog('revocations_once', clock);
+    const other = createRevocationLog(model, { tokenLifetimeS: 3600, now: () => clock.now });
+    const same = { userId: USER, digest: 'same', expiresAt: s(START) + 600 };
+
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? other : log).revokeTokens([same, { userId: USER, digest: `other${i}`, expiresAt: s(START) + 600 }]),
+      ),
+    );
+
+    const kept = await model.find({}).lean();
+    expect(kept.filter((e) => e.digest === 'same')).toHaveLength(1);
+    expect(kept.map((e) => e._id).sort((a, b) => a - b)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+  });
+
+  it('when the log holds 200,000 entries, then pruning finds the first one it must keep, without throwing', () => {
+    const nowS = s(START);
+    // The first 150,000 have expired; of the rest, listed in no order, every one is still needed.
+    const kept = Array.from({ length: 200_000 }, (_, i) => ({
+      _id: 200_000 - i,
+      until: 200_000 - i > 150_000 ? nowS + 600 : nowS - 1,
+    }));
+
+    expect(firstNeeded(kept, nowS, 200_000)).toBe(150_001);
+    expect(firstNeeded(kept.slice(50_000), nowS, 200_000)).toBe(200_000);
   });
 });

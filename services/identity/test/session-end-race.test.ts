@@ -51,10 +51,17 @@ const endings: Record<string, (pair: Pair) => Promise<Request>> = {
   'logging out everywhere': async (pair) => () => h.http.delete('/api/auth/sessions').set(bearer(pair.token)),
 };
 
-/** An access token a refresh answered, and when the end it raced answered. */
-interface Survivor {
-  token: string;
-  endedAt: number;
+/**
+ * Asks with `token` every 100 ms, from now on, until it is refused; null once it is, within the
+ * revocation bound from `endedAt`, or what was seen of it past that bound.
+ */
+async function refusedInTime(token: string, endedAt: number): Promise<{ token: string; lastStatus: number } | null> {
+  for (;;) {
+    const { status } = await h.http.get('/api/auth/me').set(bearer(token));
+    if (status === 401 && Date.now() - endedAt <= STALE_AFTER_MS) return null;
+    if (Date.now() - endedAt > STALE_AFTER_MS) return { token, lastStatus: status };
+    await sleep(100);
+  }
 }
 
 /** Starts `first` now and `second` `delayMs` later; both answers. */
@@ -68,7 +75,8 @@ async function race<A, B>(first: () => Promise<A>, second: () => Promise<B>, del
 describe('a refresh racing the end of its session', () => {
   for (const [way, endingOf] of Object.entries(endings)) {
     it(`when a refresh races ${way}, then once the end answered 204 every access token the refresh answered is refused within the revocation bound, and its refresh token too`, async () => {
-      const produced: Survivor[] = [];
+      // Each token a refresh answered is watched from the moment its end answered, beside the next rounds.
+      const watched: ReturnType<typeof refusedInTime>[] = [];
       let refreshedRounds = 0;
       for (let round = 0; round < ROUNDS; round++) {
         const pair = await session();
@@ -84,32 +92,12 @@ describe('a refresh racing the end of its session', () => {
         if (refreshed.status !== 200) continue;
         refreshedRounds += 1;
         const next = refreshed.body as Pair;
-        produced.push({ token: next.token, endedAt });
+        watched.push(refusedInTime(next.token, endedAt));
         // The session is over for good: the refresh token it answered refreshes nothing.
         await h.http.post('/api/auth/refresh').send({ refreshToken: next.refreshToken }).expect(401);
       }
 
-      // Every token the refreshes answered, checked together until refused or past its bound.
-      const lateOrAlive: { token: string; refusedAfterMs: number | null }[] = [];
-      let waiting = produced;
-      while (waiting.length > 0) {
-        const statuses = await Promise.all(
-          waiting.map(async (p) => (await h.http.get('/api/auth/me').set(bearer(p.token))).status),
-        );
-        const now = Date.now();
-        const still: Survivor[] = [];
-        waiting.forEach((p, i) => {
-          if (statuses[i] === 401) {
-            if (now - p.endedAt > STALE_AFTER_MS) lateOrAlive.push({ token: p.token, refusedAfterMs: now - p.endedAt });
-          } else if (now - p.endedAt > STALE_AFTER_MS) {
-            lateOrAlive.push({ token: p.token, refusedAfterMs: null });
-          } else {
-            still.push(p);
-          }
-        });
-        waiting = still;
-        if (waiting.length > 0) await sleep(100);
-      }
+      const lateOrAlive = (await Promise.all(watched)).filter((late) => late !== null);
       expect(lateOrAlive).toEqual([]);
       // A race in which no refresh ever got through would prove nothing about the tokens it answers.
       expect(refreshedRounds).toBeGreaterThan(0);
