@@ -1,8 +1,8 @@
 /**
  * Every part in this process (SERVICES=all): each service hosted at `http://<name>.in-process`
  * (@cs/lifecycle in-process.ts), and the gateway listening on PORT. `main.ts` runs it as the
- * process's whole work; the development launcher runs it beside the servers it started, so that
- * `npm start` is one Node process (dev/devstack host.ts).
+ * process's whole work, also under `npm start`, whose launcher runs main.ts as its child and
+ * starts it again when it dies (dev/devstack supervisor.ts).
  *
  * In one process each service is still what it is alone: its own configuration, read by its own
  * reader, its own database connection, its own token verifier following identity's log, its own
