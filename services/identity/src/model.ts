@@ -269,9 +269,11 @@ const revocationSchema = new Schema<RevocationRecord>(
 );
 // A user's newest not-before, when a session starts.
 revocationSchema.index({ userId: 1, _id: -1 });
-// One entry per revoked token: a second append of a digest is refused, on FerretDB too (unique
-// indexes hold there; sparse: entries of a not-before have no digest).
-revocationSchema.index({ digest: 1 }, { unique: true, sparse: true });
+// One entry per revoked token: the unique key on `digest` (REVOCATION_DIGEST_KEY) is made by the
+// log itself (revocation-log.ts), not here, since a log written before it may hold a digest twice,
+// and a schema index that cannot be built would stop identity's boot.
+/** The unique key on a revoked token's digest; sparse: entries of a not-before have none. */
+export const REVOCATION_DIGEST_KEY = [{ digest: 1 }, { unique: true, sparse: true }] as const;
 
 export type RevocationModel = Model<RevocationRecord>;
 

@@ -14,14 +14,17 @@
  * reader that finds neither its own last entry nor the next is behind the kept prefix, or the log
  * started again (a new database): it reads the log whole.
  *
- * One entry per revoked token: the digest is a unique key (model.ts), so a token revoked again (a
- * logout repeated, two ends of one session at once, on any replica) adds nothing: the insert that
- * loses on the digest means "there already". Unique indexes hold on FerretDB, where a read before
- * the write would not: two writers would both read nothing.
+ * One entry per revoked token: the digest is a unique key, so a token revoked again (a logout
+ * repeated, two ends of one session at once, on any replica) adds nothing: the insert that loses
+ * on the digest means "there already". Unique indexes hold on FerretDB, where a read before the
+ * write would not: two writers would both read nothing. Each process makes the key before its
+ * first append (oneEntryPerToken), after taking the digest off any later entry of a token that a
+ * log from before the key holds twice: the entry stays, so the numbers keep no gap, and the
+ * earlier one still refuses the token.
  */
 import { notBeforeAt, type Revocation, type RevocationBatch } from '@cs/auth';
 import { appendNumbered, isDuplicateKey, readNumbered, trusted } from '@cs/mongo';
-import type { RevocationModel, RevocationRecord } from './model';
+import { REVOCATION_DIGEST_KEY, type RevocationModel, type RevocationRecord } from './model';
 
 /** One access token to refuse: whose it is, its digest, and when it expires (seconds). */
 export interface RevokedToken {
@@ -46,6 +49,9 @@ export function firstNeeded(kept: Pick<RevocationRecord, '_id' | 'until'>[], now
   for (const { _id, until } of kept) if (until >= nowS && _id < first) first = _id;
   return first;
 }
+
+/** Tries at making the digest's unique key, each after taking the digest off the entries that repeat one. */
+const KEY_ATTEMPTS = 3;
 
 /** Thrown through appendNumbered: the entry's digest is in the log already. */
 const ALREADY_THERE = Symbol('already there');
@@ -86,6 +92,30 @@ export function createRevocationLog(
     return found;
   };
 
+  /** The digest's unique key, made once per process before its first append (see the top). */
+  let keyed: Promise<void> | undefined;
+  const oneEntryPerToken = async () => {
+    for (let attempt = 1; ; attempt++) {
+      const withDigest = await entries
+        .find({ digest: trusted({ $exists: true }) }, { digest: 1 })
+        .lean<Pick<RevocationRecord, '_id' | 'digest'>[]>();
+      withDigest.sort((a, b) => a._id - b._id);
+      const seen = new Set<string>();
+      for (const { _id, digest } of withDigest) {
+        if (digest === undefined) continue;
+        if (seen.has(digest)) await entries.updateOne({ _id }, { $unset: { digest: 1 } });
+        seen.add(digest);
+      }
+      try {
+        await entries.collection.createIndex(...REVOCATION_DIGEST_KEY);
+        return;
+      } catch (err) {
+        // A replica of before the key appended a digest again meanwhile: take it off, and again.
+        if (attempt >= KEY_ATTEMPTS) throw err;
+      }
+    }
+  };
+
   /**
    * One append at a time in a process: writers of one process never race each other for a number
    * (sixteen at once would try 136 numbers); only replicas race, once per entry.
@@ -98,6 +128,11 @@ export function createRevocationLog(
   };
 
   const appendNow = async (entry: Omit<RevocationRecord, '_id'>): Promise<void> => {
+    keyed ??= oneEntryPerToken().catch((err) => {
+      keyed = undefined;
+      throw err;
+    });
+    await keyed;
     if (known === undefined) await everything();
     const insert = async (n: number) => {
       try {

@@ -101,15 +101,37 @@ describe('the revocation log', () => {
     expect(kept.map((e) => e._id).sort((a, b) => a - b)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
   });
 
+  it('when a log from before the digest key holds a token twice, then the later entry loses its digest, no number goes, and the token is logged no more', async () => {
+    const clock = { now: START };
+    const { model, log } = await freshLog('revocations_before_key', clock);
+    const until = s(START) + 600;
+    await model.collection.insertMany([
+      { _id: 1, userId: USER, digest: 'twice', until },
+      { _id: 2, userId: USER, notBefore: s(START), until },
+      { _id: 3, userId: USER, digest: 'twice', until },
+    ] as never[]);
+
+    await log.revokeTokens([{ userId: USER, digest: 'twice', expiresAt: until }]);
+    await log.revokeTokens([{ userId: USER, digest: 'new', expiresAt: until }]);
+
+    const kept = await model.find({}).sort({ _id: 1 }).lean();
+    expect(kept.map((e) => [e._id, e.digest])).toEqual([
+      [1, 'twice'],
+      [2, undefined],
+      [3, undefined],
+      [4, 'new'],
+    ]);
+  });
+
   it('when the log holds 200,000 entries, then pruning finds the first one it must keep, without throwing', () => {
     const nowS = s(START);
-    // The first 150,000 have expired; of the rest, listed in no order, every one is still needed.
+    // The first 10,000 have expired; the other 190,000, listed in no order, are all still needed.
     const kept = Array.from({ length: 200_000 }, (_, i) => ({
       _id: 200_000 - i,
-      until: 200_000 - i > 150_000 ? nowS + 600 : nowS - 1,
+      until: 200_000 - i > 10_000 ? nowS + 600 : nowS - 1,
     }));
 
-    expect(firstNeeded(kept, nowS, 200_000)).toBe(150_001);
-    expect(firstNeeded(kept.slice(50_000), nowS, 200_000)).toBe(200_000);
+    expect(firstNeeded(kept, nowS, 200_000)).toBe(10_001);
+    expect(firstNeeded(kept.slice(190_000), nowS, 200_000)).toBe(200_000);
   });
 });
