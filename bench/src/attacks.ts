@@ -9,18 +9,31 @@
  * of its own (127.0.0.x), which is what the gateway counts per and the services take turns by.
  * Every rate and concurrency is a constant here, and the pages and e-mails the attackers pick come
  * from a seeded generator (paced-load.ts), so a run can be repeated.
+ *
+ * Issue 46 added the attacks that found its faults, 5 to 10: a botnet of wrong logins (a fresh
+ * address every 9 requests, 127.1.y.z), one account's unread streams with big updates
+ * (unread-streams.ts), a resume flood over a seeded bus, a logout flood of one token, and a bulk
+ * publisher. For each, the one process's resident memory is watched (peak-memory.ts), and whether
+ * it is still there after.
  */
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
+import { REPO_ROOT, type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/operations';
 import mongoose, { Types } from 'mongoose';
 import type { PacedRequest, PacedResult, PacedSpec, PacedStream } from './paced-load';
+import { watchPeakMemory } from './peak-memory';
 import { runScript } from './rounds';
+import { processName } from './rss';
 import { round } from './stats';
+import type { UnreadStreamsResult, UnreadStreamsSpec } from './unread-streams';
 
 /** Published posts stored before any attack. */
 export const ATTACK_POSTS = Number(process.env.BENCH_ATTACK_POSTS ?? 10_000);
+/** Only the attacks named here (comma-separated; all by default), for a run of one or two. */
+const ONLY_ATTACKS = process.env.BENCH_ATTACKS?.split(',').map((name) => name.trim());
 /** How long the bystander measures, alone and beside each attack. */
 const MEASURE_S = Number(process.env.BENCH_ATTACK_S ?? 25);
 /** Each attack runs this long before the bystander starts measuring, and 1 s after it stops. */
@@ -60,6 +73,48 @@ const LIST_ATTACK_ADDRESSES = 16;
 const FLIP_ATTACK = { ratePerS: 87, concurrency: 8, addresses: 16 };
 /** 4: wrong logins for accounts that do not exist, one at a time from each of 48 addresses. */
 const LOGIN_ATTACK = { ratePerS: 0.3, concurrency: 1, addresses: 48 };
+/**
+ * 5: a botnet of wrong logins for accounts that do not exist: 48 at a time, as fast as they are
+ * answered, each address (127.1.y.z, never one used before) sending 9 and then giving way to the
+ * next, within AUTH_RATE_LIMIT: no limit per address can stop it.
+ */
+const BOTNET = { concurrency: 48, perAddress: 9, block: 1, ratePerS: 2000 };
+/**
+ * 6: one account's notes streams, never read, 200 from each of 23 addresses (4,600 tried: the
+ * attack that took the process down), and as many anonymous posts streams from the same
+ * addresses; then 20 updates of one of the account's notes with a body of 98 kB.
+ */
+const UNREAD = {
+  addresses: addresses(160, 23),
+  perAddress: Number(process.env.BENCH_ATTACK_UNREAD_PER_ADDRESS ?? 200),
+  updateAddress: '127.0.0.183',
+  updates: 20,
+  bodyBytes: 98_000,
+};
+/** 7: anonymous posts streams that resume from the bus's start (`Last-Event-ID: 0-0`), each read 1 s then closed. */
+const RESUME = { ratePerS: 2, concurrency: 8, readMs: 1000, addresses: addresses(190, 2) };
+/** Before 7, not measured: the bus seeded with note updates of 98 kB, from 8 addresses. */
+const BUS_SEED = {
+  updates: Number(process.env.BENCH_ATTACK_BUS_UPDATES ?? 1000),
+  bodyBytes: 98_000,
+  ratePerS: 8 * 9.5,
+  concurrency: 8,
+  addresses: addresses(200, 8),
+};
+/** 8: one access token logged out over and over, 9.5/s from each of 16 addresses (logout is on the default limit). */
+const LOGOUT_FLOOD = { ratePerS: 16 * 9.5, concurrency: 16, addresses: addresses(210, 16) };
+/**
+ * 9 and 10: one account creates and publishes BULK_POSTS distinct posts, 16 in flight as scenario
+ * 14 seeds, each address at 9.9 requests a second (a create and a publish: 4.95 posts), just under
+ * RATE_LIMIT: from 16 addresses (an import's pool of workers), then from one for MEASURE_S.
+ */
+export const BULK_POSTS = Number(process.env.BENCH_BULK_POSTS ?? 10_000);
+const BULK = {
+  postsPerSPerAddress: 4.95,
+  concurrency: 16,
+  addresses: addresses(230, 16),
+  oneAddress: addresses(250, 1),
+};
 
 /** `n` loopback addresses from 127.0.0.`first`. */
 function addresses(first: number, n: number): string[] {
@@ -79,11 +134,235 @@ const SUCCESS_GOAL_PCT = 99;
 export const ATTACKS_GOAL =
   'beside each attack, the bystander p50 of a read by id, a note create and the public list within 2× of its p50 without attack, a login within 3×; ≥ 99% of its requests succeed';
 
+/** What an attacker did: its requests' figures (paced-load's), and a sentence of anything else. */
+interface AttackerRun {
+  result: PacedResult | undefined;
+  detail?: string;
+}
+
 interface Attack {
   name: string;
   /** What it does, in the report. */
   what: string;
+  /** Its paced requests, checked against the limits; unless `run` attacks otherwise. */
   streams: PacedStream[];
+  /** The addresses `run` uses, for the check that no two attacks share one. */
+  addresses?: string[];
+  /** How long it lasts, when not as long as the bystander's measure (a bulk import lasts until done). */
+  durationS?: number;
+  /** Work before it, not measured (the bus seeded). */
+  prepare?: () => Promise<void>;
+  /** The attacker, instead of the paced streams. */
+  run?: (durationS: number, seed: number) => Promise<AttackerRun>;
+  /** Once it is over: a sentence of what it did besides its requests. */
+  after?: (attacker: AttackerRun) => Promise<string>;
+}
+
+/** What the new attacks (5 to 10) need: accounts, a note, the system's addresses. */
+interface AttackContext {
+  flipPath: string;
+  flipHeaders: Record<string, string>;
+  tagTotals: number[];
+  gateway: string;
+  streamerHeaders: Record<string, string>;
+  /** The streamer's note updated with big bodies beside its unread streams, and those the bus is seeded with (one a seeding address). */
+  bigNotePath: string;
+  busNotePaths: string[];
+  logoutHeaders: Record<string, string>;
+  publisherHeaders: Record<string, string>;
+  /** How many entries identity's revocation log holds now. */
+  revocationEntries: () => Promise<number>;
+  runPaced: (spec: PacedSpec) => Promise<Record<string, PacedResult>>;
+  runUnread: (spec: UnreadStreamsSpec) => Promise<UnreadStreamsResult>;
+}
+
+/** Scenario 14's create-and-publish rate, from the last full run's report (bench/results/latest.json). */
+function scenario14PostsPerS(): number | undefined {
+  try {
+    const report = JSON.parse(readFileSync(join(REPO_ROOT, 'bench/results/latest.json'), 'utf8'));
+    const rate = report?.scenarios?.pocketbase?.seeding?.ours?.postsPerS;
+    return typeof rate === 'number' ? rate : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function publishRate(attacker: AttackerRun): string {
+  const r = attacker.result;
+  const ok = okCount(r);
+  const perS = r?.seconds ? round(ok / r.seconds, 1) : 0;
+  const reference = scenario14PostsPerS();
+  return `${ok} posts created and published in ${r?.seconds ?? 0} s: ${perS} posts/s${
+    reference
+      ? ` (scenario 14's create and publish, limits off, 16 in flight, last full run: ${reference} posts/s; ratio ${round(perS / reference, 2)})`
+      : ''
+  }`;
+}
+
+function newAttacks(ctx: AttackContext, attackS: number): Attack[] {
+  const bulk = (from: string[], total?: number): PacedStream => ({
+    name: 'attacker',
+    request: { kind: 'create and publish', headers: ctx.publisherHeaders, tag: 'import' },
+    ratePerS: BULK.postsPerSPerAddress * from.length,
+    concurrency: BULK.concurrency,
+    addresses: from,
+    total,
+  });
+  const bulkS = Math.max(attackS, Math.ceil((BULK_POSTS / (BULK.postsPerSPerAddress * BULK.addresses.length)) * 3));
+  let logBefore = 0;
+  /** The seeding of the bus before the resume flood, for its sentence. */
+  let busSeeded: PacedResult | undefined;
+  return [
+    {
+      name: 'botnet of wrong logins',
+      what: `wrong logins for unknown accounts, ${BOTNET.concurrency} at a time as fast as answered, a fresh address (127.${BOTNET.block}.y.z) every ${BOTNET.perAddress} requests, each on a connection of its own`,
+      streams: [
+        {
+          name: 'attacker',
+          request: { kind: 'unknown login' },
+          ratePerS: BOTNET.ratePerS,
+          concurrency: BOTNET.concurrency,
+          addresses: [],
+          fresh: { block: BOTNET.block, perAddress: BOTNET.perAddress },
+        },
+      ],
+      after: async (a) => `${Math.ceil((a.result?.sent ?? 0) / BOTNET.perAddress)} addresses used`,
+    },
+    {
+      name: 'unread streams with big updates',
+      what: `one account opens \`GET /api/realtime?topics=notes\` ${UNREAD.perAddress} times from each of ${UNREAD.addresses.length} addresses (${UNREAD.perAddress * UNREAD.addresses.length} tried), and as many anonymous \`topics=posts\` streams, on raw sockets that read the headers and never read again; then it updates one of its notes ${UNREAD.updates} times with a body of ${UNREAD.bodyBytes / 1000} kB`,
+      streams: [],
+      addresses: [...UNREAD.addresses, UNREAD.updateAddress],
+      run: async (durationS) => {
+        const r = await ctx.runUnread({
+          gateway: ctx.gateway,
+          groups: [
+            {
+              name: 'notes, the account',
+              path: '/api/realtime?topics=notes',
+              headers: ctx.streamerHeaders,
+              addresses: UNREAD.addresses,
+              perAddress: UNREAD.perAddress,
+            },
+            {
+              name: 'posts, anonymous',
+              path: '/api/realtime?topics=posts',
+              headers: {},
+              addresses: UNREAD.addresses,
+              perAddress: UNREAD.perAddress,
+            },
+          ],
+          update: {
+            path: ctx.bigNotePath,
+            headers: ctx.streamerHeaders,
+            address: UNREAD.updateAddress,
+            bodyBytes: UNREAD.bodyBytes,
+            count: UNREAD.updates,
+          },
+          holdS: durationS,
+        });
+        const groups = Object.values(r.groups);
+        const statuses: Record<string, number> = {};
+        for (const g of groups)
+          for (const [status, n] of Object.entries(g.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+        const sent = groups.reduce((n, g) => n + g.tried, 0);
+        return {
+          result: {
+            sent,
+            rps: round(sent / durationS, 2),
+            seconds: durationS,
+            p50: r.updates.p50,
+            p99: r.updates.max,
+            succeeded: percentOf(statuses['200'] ?? 0, sent),
+            statuses,
+          },
+          detail: `${Object.entries(r.groups)
+            .map(
+              ([name, g]) =>
+                `${name}: ${g.tried} tried, ${statusList(g.statuses)}, ${g.closedByServer} of the held closed by the server`,
+            )
+            .join(
+              '; ',
+            )}; all answered in ${r.openedInS} s. The ${UNREAD.updates} updates: ${statusList(r.updates.statuses)}, p50 ${r.updates.p50} ms, slowest ${r.updates.max} ms`,
+        };
+      },
+    },
+    {
+      name: 'resume flood',
+      what: `anonymous \`topics=posts\` streams with \`Last-Event-ID: 0-0\`, ${RESUME.ratePerS} a second from ${RESUME.addresses.length} addresses, each read ${RESUME.readMs / 1000} s then closed; the bus seeded first with ${BUS_SEED.updates} note updates of ${BUS_SEED.bodyBytes / 1000} kB (not measured)`,
+      streams: [
+        {
+          name: 'attacker',
+          request: {
+            kind: 'stream briefly',
+            path: '/api/realtime?topics=posts',
+            headers: { 'last-event-id': '0-0' },
+            readMs: RESUME.readMs,
+          },
+          ratePerS: RESUME.ratePerS,
+          concurrency: RESUME.concurrency,
+          addresses: RESUME.addresses,
+        },
+      ],
+      addresses: BUS_SEED.addresses,
+      prepare: async () => {
+        // A note for each address, so that no two updates race for one note.
+        const n = BUS_SEED.addresses.length;
+        const seeded = await ctx.runPaced({
+          gateway: ctx.gateway,
+          durationS: 600,
+          seed: 7,
+          streams: BUS_SEED.addresses.map((address, i) => ({
+            name: 'seed',
+            request: {
+              kind: 'note update',
+              path: ctx.busNotePaths[i] ?? '',
+              headers: ctx.streamerHeaders,
+              bodyBytes: BUS_SEED.bodyBytes,
+            },
+            ratePerS: BUS_SEED.ratePerS / n,
+            concurrency: Math.max(1, Math.floor(BUS_SEED.concurrency / n)),
+            addresses: [address],
+            total: Math.ceil(BUS_SEED.updates / n),
+          })),
+        });
+        busSeeded = seeded.seed;
+      },
+      after: async () =>
+        `the bus seeded with ${okCount(busSeeded)} of ${BUS_SEED.updates} updates in ${busSeeded?.seconds ?? 0} s (${statusList(busSeeded?.statuses ?? {})})`,
+    },
+    {
+      name: 'logout flood',
+      what: `one access token sent to \`POST /api/auth/logout\` over and over, ${LOGOUT_FLOOD.ratePerS}/s from ${LOGOUT_FLOOD.addresses.length} addresses in turn, ${LOGOUT_FLOOD.concurrency} at a time`,
+      streams: [
+        {
+          name: 'attacker',
+          request: { kind: 'json', method: 'POST', path: '/api/auth/logout', headers: ctx.logoutHeaders, body: {} },
+          ratePerS: LOGOUT_FLOOD.ratePerS,
+          concurrency: LOGOUT_FLOOD.concurrency,
+          addresses: LOGOUT_FLOOD.addresses,
+        },
+      ],
+      prepare: async () => {
+        logBefore = await ctx.revocationEntries();
+      },
+      after: async () =>
+        `identity's revocation log (its collection): ${logBefore} entries before, ${await ctx.revocationEntries()} after`,
+    },
+    {
+      name: `bulk publisher, ${BULK.addresses.length} addresses`,
+      what: `one account creates and publishes ${BULK_POSTS} distinct posts (POST, then PUT status=published), ${BULK.concurrency} in flight, from ${BULK.addresses.length} addresses (an import's pool of workers), each at ${BULK.postsPerSPerAddress * 2} requests a second, just under RATE_LIMIT: at most ${round(BULK.postsPerSPerAddress * BULK.addresses.length, 1)} posts/s; PUBLIC_CHANGES_PER_MINUTE at its default`,
+      streams: [bulk(BULK.addresses, BULK_POSTS)],
+      durationS: bulkS,
+      after: async (a) => publishRate(a),
+    },
+    {
+      name: 'bulk publisher, 1 address',
+      what: `the same from one address, for the bystander's measure: RATE_LIMIT allows it ${BULK.postsPerSPerAddress} posts/s`,
+      streams: [bulk(BULK.oneAddress)],
+      after: async (a) => publishRate(a),
+    },
+  ];
 }
 
 function attacks(ctx: { flipPath: string; flipHeaders: Record<string, string>; tagTotals: number[] }): Attack[] {
@@ -137,8 +416,13 @@ function attacks(ctx: { flipPath: string; flipHeaders: Record<string, string>; t
   ];
 }
 
+/** The /api/auth routes that check no password, on the default limit (gateway/src/route-table.ts). */
+const NO_PASSWORD = /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?)\/?$/;
 const isAuth = (request: PacedRequest) =>
-  request.kind === 'unknown login' || ('path' in request && request.path.startsWith('/api/auth'));
+  request.kind === 'unknown login' ||
+  ('path' in request && request.path.startsWith('/api/auth') && !NO_PASSWORD.test(request.path));
+/** Requests one of a stream's counts for: a create and publish is two. */
+const requestsEach = (request: PacedRequest) => (request.kind === 'create and publish' ? 2 : 1);
 
 /**
  * Throws unless every address stays within the gateway's limits: at most this many requests in
@@ -149,9 +433,13 @@ function withinLimits(streams: PacedStream[], spanS: number): void {
   const perAddress = new Map<string, number>();
   for (const s of streams) {
     const auth = isAuth(s.request);
+    const limit = auth ? AUTH_RATE_LIMIT : RATE_LIMIT;
+    // A botnet's addresses are each used for perAddress requests, and never again.
+    if (s.fresh && s.fresh.perAddress * requestsEach(s.request) >= limit)
+      throw new Error(`${s.name}: ${s.fresh.perAddress} requests an address, against a limit of ${limit}`);
     for (const address of s.addresses) {
       const key = `${auth ? 'auth' : 'default'} ${address}`;
-      perAddress.set(key, (perAddress.get(key) ?? 0) + s.ratePerS / s.addresses.length);
+      perAddress.set(key, (perAddress.get(key) ?? 0) + (s.ratePerS * requestsEach(s.request)) / s.addresses.length);
     }
   }
   for (const [key, perS] of perAddress) {
@@ -177,6 +465,12 @@ export interface AttackFigures {
   attacker: { rps: number; sent: number; p50: number; statuses: Record<string, number> };
   bystander: Record<BystanderRequest, BystanderFigures>;
   bystanderSucceededPct: number;
+  /** What else the attack did or found (statuses per kind of stream, the revocation log, posts/s). */
+  detail?: string;
+  /** The one process's resident memory (VmRSS, sampled every 100 ms from the attack's start to its settle's end), in MB. */
+  memory: { beforeMb: number; peakMb: number; afterMb: number; hwmMb: number };
+  /** Whether the one process was still there and ready after it. */
+  survived: boolean;
   goalMet: boolean;
 }
 
@@ -185,6 +479,8 @@ export interface AttacksReport {
   measureS: number;
   limits: { rateLimit: number; authRateLimit: number; windowS: number };
   bystanderRates: Record<BystanderRequest, number>;
+  /** Whether the bystander's logins present the device token its first login was answered (X-Device-Token). */
+  bystanderDevice: boolean;
   without: Record<string, PacedResult>;
   attacks: AttackFigures[];
   goal: string;
@@ -276,6 +572,9 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
     },
   });
   o.own(system);
+  // In one process, identity's log is read in process (its route for other processes is not
+  // served): the log is counted in its collection, as scenario 12 does.
+  const identityDb = await mongoose.createConnection(withDatabase(o.mongoUrl, `${o.dbPrefix}identity`)).asPromise();
   try {
     const gw = system.gatewayUrl;
     const { readId, tagTotals } = await seedPosts(withDatabase(o.mongoUrl, `${o.dbPrefix}posts`));
@@ -298,6 +597,28 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
     );
     const flipPath = `/api/posts/${String(flipPost._id)}`;
     await postJson(`${gw}${flipPath}`, { status: 'published' }, flipHeaders, 'PUT');
+
+    // The accounts of the newer attacks: the one whose streams are never read (and whose notes
+    // seed the bus), the one whose access token is logged out over and over, the bulk publisher.
+    const streamerHeaders = { authorization: `Bearer ${await register('streamer')}` };
+    const noteOf = async (title: string) =>
+      `/api/notes/${String((await postJson(`${gw}/api/notes`, { title, body: 'Updated with big bodies.' }, streamerHeaders))._id)}`;
+    const bigNotePath = await noteOf('Big beside unread streams');
+    const busNotePaths: string[] = [];
+    for (const _ of BUS_SEED.addresses) busNotePaths.push(await noteOf('Big on the bus'));
+    const logoutHeaders = { authorization: `Bearer ${await register('logout')}` };
+    const publisherHeaders = { authorization: `Bearer ${await register('publisher')}` };
+
+    // The bystander's device: it logged in before, and its logins give back the token it was
+    // answered (identity's device tokens), the way a client that has logged in here before does.
+    const firstLogin = await fetch(`${gw}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: bystanderEmail, password }),
+    });
+    if (!firstLogin.ok) throw new Error(`bystander login: ${firstLogin.status} ${await firstLogin.text()}`);
+    const deviceToken = firstLogin.headers.get('x-device-token');
+    const pid = system.processes.gateway.child.pid;
 
     const bystander: PacedStream[] = [
       {
@@ -329,19 +650,46 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
       },
       {
         name: 'login',
-        request: { kind: 'json', method: 'POST', path: '/api/auth/login', body: { email: bystanderEmail, password } },
+        request: {
+          kind: 'json',
+          method: 'POST',
+          path: '/api/auth/login',
+          headers: deviceToken ? { 'x-device-token': deviceToken } : {},
+          body: { email: bystanderEmail, password },
+        },
         ratePerS: BYSTANDER.loginPerS,
         concurrency: BYSTANDER.concurrency,
         addresses: BYSTANDER.loginAddresses,
       },
     ];
-    const planned = attacks({ flipPath, flipHeaders, tagTotals });
     const attackS = RAMP_S + MEASURE_S + 1;
+    const all = [
+      ...attacks({ flipPath, flipHeaders, tagTotals }),
+      ...newAttacks(
+        {
+          flipPath,
+          flipHeaders,
+          tagTotals,
+          gateway: gw,
+          streamerHeaders,
+          bigNotePath,
+          busNotePaths,
+          logoutHeaders,
+          publisherHeaders,
+          revocationEntries: () => identityDb.collection('revocations').countDocuments(),
+          runPaced: (spec) => runPaced(o, spec),
+          runUnread: (spec) => runScript(o.node, o.dist, 'unread-streams.js', [JSON.stringify(spec)]),
+        },
+        attackS,
+      ),
+    ];
+    const planned = all.filter((a) => !ONLY_ATTACKS || ONLY_ATTACKS.includes(a.name));
+    if (planned.length === 0) throw new Error(`BENCH_ATTACKS=${ONLY_ATTACKS}: names none of ${all.map((a) => a.name)}`);
     withinLimits(bystander, RATE_WINDOW_S);
     const used = new Set([...bystander.flatMap((s) => s.addresses), '127.0.0.1']);
     for (const attack of planned) {
-      withinLimits(attack.streams, attackS);
-      for (const address of new Set(attack.streams.flatMap((s) => s.addresses))) {
+      withinLimits(attack.streams, attack.durationS ?? attackS);
+      for (const address of new Set([...attack.streams.flatMap((s) => s.addresses), ...(attack.addresses ?? [])])) {
         if (used.has(address)) throw new Error(`${attack.name}: ${address} is used elsewhere`);
         used.add(address);
       }
@@ -357,11 +705,28 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
     const figures: AttackFigures[] = [];
     for (const [n, attack] of planned.entries()) {
       o.log(`bench: 11 attacks: ${attack.name}`);
-      const attacker = runPaced(o, { gateway: gw, durationS: attackS, seed: 100 * (n + 1), streams: attack.streams });
+      await attack.prepare?.();
+      const memory = watchPeakMemory(pid);
+      const durationS = attack.durationS ?? attackS;
+      const seed = 100 * (n + 1);
+      const attacker: Promise<AttackerRun> = attack.run
+        ? attack.run(durationS, seed)
+        : runPaced(o, { gateway: gw, durationS, seed, streams: attack.streams }).then((r) => ({ result: r.attacker }));
       await sleep(RAMP_S * 1000);
       const during = await measureBystander();
-      const attackerResult = (await attacker).attacker;
+      const attackerRun = await attacker;
+      const attackerResult = attackerRun.result;
       await sleep(SETTLE_S * 1000);
+      const peak = memory.stop();
+      const survived =
+        processName(pid) !== '' &&
+        (await fetch(`${gw}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ));
+      const detail = [attackerRun.detail, await attack.after?.(attackerRun).catch((err: Error) => err.message)]
+        .filter(Boolean)
+        .join('; ');
 
       const each = Object.fromEntries(
         BYSTANDER_REQUESTS.map((name) => {
@@ -397,10 +762,18 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
         },
         bystander: each,
         bystanderSucceededPct,
+        detail: detail || undefined,
+        memory: peak,
+        survived,
         goalMet:
+          survived &&
           bystanderSucceededPct >= SUCCESS_GOAL_PCT &&
           BYSTANDER_REQUESTS.every((name) => each[name].ratio <= BOUND[name]),
       });
+      if (!survived) {
+        o.log(`bench: 11 attacks: the one process did not survive ${attack.name}; the rest are not run`);
+        break;
+      }
     }
     return {
       posts: ATTACK_POSTS,
@@ -412,11 +785,13 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
         'public list, page 1': BYSTANDER.listPerS,
         login: round(BYSTANDER.loginPerS, 2),
       },
+      bystanderDevice: Boolean(deviceToken),
       without,
       attacks: figures,
       goal: ATTACKS_GOAL,
     };
   } finally {
+    await identityDb.close();
     await system.stop();
   }
 }
@@ -457,7 +832,7 @@ export function attackRows(a: AttacksReport): [string, string, string, string][]
           `${name} ${x.bystander[name].p50Without} → ${x.bystander[name].p50With} ms (${x.bystander[name].ratio}×)`,
       ).join(
         '; ',
-      )}; ${x.bystanderSucceededPct}% of its requests succeeded. Attacker: ${x.attacker.rps} rps, ${statusList(x.attacker.statuses)}`,
+      )}; ${x.bystanderSucceededPct}% of its requests succeeded. Attacker: ${x.attacker.rps} rps, ${statusList(x.attacker.statuses)}. The one process: peak RSS ${x.memory.peakMb} MB (${x.memory.beforeMb} before), ${x.survived ? 'survived' : 'did not survive'}`,
       `reads worst ${worst(['read by id', 'note create', 'public list, page 1'])}×, login ${x.bystander.login.ratio}×, ${x.bystanderSucceededPct}% ok: goal ${x.goalMet ? 'met' : 'not met'}`,
       'reads ≤ 2×, login ≤ 3×, ≥ 99% ok',
     ]);
@@ -470,14 +845,16 @@ export function attackSection(a: AttacksReport): string {
   const lines = [
     '## 11 Attacks beside a bystander',
     '',
-    `${a.posts} published posts; the gateway's limits on (${a.limits.rateLimit} requests and ${a.limits.authRateLimit} on /api/auth a ${a.limits.windowS} s window per address), every attacker within them. The bystander sends ${BYSTANDER_REQUESTS.map((n) => `${n} ${a.bystanderRates[n]}/s`).join(', ')}, and is measured for ${a.measureS} s alone, then beside each attack. Goal: ${a.goal}.`,
+    `${a.posts} published posts; the gateway's limits on (${a.limits.rateLimit} requests and ${a.limits.authRateLimit} on /api/auth a ${a.limits.windowS} s window per address), every attacker within them. The bystander sends ${BYSTANDER_REQUESTS.map((n) => `${n} ${a.bystanderRates[n]}/s`).join(', ')}, and is measured for ${a.measureS} s alone, then beside each attack. Its logins ${a.bystanderDevice ? 'present the device token (`X-Device-Token`) its first login was answered, as a client that logged in here before does' : 'present no device token (identity answered none)'}. The one process's memory is its VmRSS, sampled every 100 ms from each attack's start until ${SETTLE_S} s after it. Goal: ${a.goal}, and the process survives.`,
     '',
   ];
   for (const x of a.attacks) {
     lines.push(
       `### ${x.name}: goal ${x.goalMet ? 'met' : 'not met'}`,
       '',
-      `${x.what}. Attacker: ${x.attacker.sent} sent, ${x.attacker.rps} answered a second, p50 ${x.attacker.p50} ms; ${statusList(x.attacker.statuses)}.`,
+      `${x.what}. Attacker: ${x.attacker.sent} sent, ${x.attacker.rps} answered a second, p50 ${x.attacker.p50} ms; ${statusList(x.attacker.statuses)}.${x.detail ? ` ${x.detail.charAt(0).toUpperCase()}${x.detail.slice(1)}.` : ''}`,
+      '',
+      `The one process: RSS ${x.memory.beforeMb} MB before, peak ${x.memory.peakMb} MB, ${x.memory.afterMb} MB after (its peak since it started, VmHWM: ${x.memory.hwmMb} MB); ${x.survived ? 'it survived' : 'it did not survive'}.`,
       '',
       '| bystander request | p50 without | p50 with | ratio | bound | p99 without | p99 with | succeeded |',
       '|---|---|---|---|---|---|---|---|',

@@ -22,7 +22,19 @@ export type PacedRequest =
   /** PUT `path` with `{status}`, draft and published in turn. */
   | { kind: 'flip'; path: string; headers: Record<string, string> }
   /** POST /api/auth/login for an account that does not exist, with a wrong password. */
-  | { kind: 'unknown login' };
+  | { kind: 'unknown login' }
+  /**
+   * A new post (POST /api/posts, a distinct title each) and then its publish (PUT status=published):
+   * two requests, timed and counted as one (the first status other than 2xx, or the publish's).
+   */
+  | { kind: 'create and publish'; headers: Record<string, string>; tag: string }
+  /**
+   * A stream opened (GET `path`), read for `readMs` after its headers, then closed: the latency is
+   * the time to its headers.
+   */
+  | { kind: 'stream briefly'; path: string; headers?: Record<string, string>; readMs: number }
+  /** PUT `path` (a note) with a body of `bodyBytes` characters: big events on the bus. */
+  | { kind: 'note update'; path: string; headers: Record<string, string>; bodyBytes: number };
 
 export interface PacedStream {
   /** Streams with the same name are summed into one result. */
@@ -32,6 +44,20 @@ export interface PacedStream {
   concurrency: number;
   /** Loopback source addresses, used in turn, one request after another. */
   addresses: string[];
+  /**
+   * Instead of `addresses`, a botnet's: a fresh address every `perAddress` requests, never one used
+   * before (127.`block`.y.z, up to 64,516 of them), each on a connection of its own.
+   */
+  fresh?: { block: number; perAddress: number };
+  /** At most this many requests, then the stream stops (before its duration, if it gets there). */
+  total?: number;
+}
+
+/** The `n`th address of loopback block `block` (127.block.y.z, z in 1..254). */
+export function freshAddress(block: number, n: number): string {
+  const y = Math.floor(n / 254);
+  if (y > 255) throw new Error(`fresh addresses of 127.${block}: ${n} is past the last`);
+  return `127.${block}.${y}.${1 + (n % 254)}`;
 }
 
 export interface PacedSpec {
@@ -43,8 +69,10 @@ export interface PacedSpec {
 
 export interface PacedResult {
   sent: number;
-  /** Answered (any status) per second of the run. */
+  /** Answered (any status) per second of the run (of its duration, or until the last answer when `total` ended it first). */
   rps: number;
+  /** The run's duration, or less when every stream of this name stopped at its `total` first. */
+  seconds: number;
   /** Of the answered requests, in milliseconds. */
   p50: number;
   p99: number;
@@ -74,6 +102,10 @@ interface Outgoing {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** A second request once the first answered 2xx, given the first's answer (create and publish). */
+  followUp?: (answer: string) => Outgoing;
+  /** Read a stream this long after its headers, then close it. */
+  readMs?: number;
 }
 
 function nextRequest(request: PacedRequest, i: number, random: () => number): Outgoing {
@@ -111,11 +143,39 @@ function nextRequest(request: PacedRequest, i: number, random: () => number): Ou
           password: 'not the password',
         }),
       };
+    case 'create and publish': {
+      const headers = { ...json, ...request.headers };
+      const title = `Imported post ${i} of ${Math.floor(random() * 1e12).toString(36)}`;
+      return {
+        method: 'POST',
+        path: '/api/posts',
+        headers,
+        body: JSON.stringify({ title, body: `The body of ${title}, as an import writes it.`, tags: [request.tag] }),
+        followUp: (answer) => ({
+          method: 'PUT',
+          path: `/api/posts/${String((JSON.parse(answer) as { _id?: string })._id)}`,
+          headers,
+          body: JSON.stringify({ status: 'published' }),
+        }),
+      };
+    }
+    case 'note update':
+      return {
+        method: 'PUT',
+        path: request.path,
+        headers: { ...json, ...request.headers },
+        body: JSON.stringify({ title: `Update ${i}`, body: 'x'.repeat(request.bodyBytes) }),
+      };
+    case 'stream briefly':
+      return { method: 'GET', path: request.path, headers: request.headers ?? {}, readMs: request.readMs };
   }
 }
 
-/** One request; its status, or `error` with no answer. */
-function send(base: URL, agent: http.Agent, out: Outgoing): Promise<string> {
+/** Where a request goes out from: a keep-alive agent's connections, or a connection of its own from an address. */
+type Via = { agent: http.Agent } | { agent: false; localAddress: string };
+
+/** One request; its status, or `error` with no answer (and, for `followUp`, the answer's body). */
+function sendOne(base: URL, via: Via, out: Outgoing): Promise<{ status: string; body: string }> {
   return new Promise((resolve) => {
     const req = http.request(
       {
@@ -124,23 +184,45 @@ function send(base: URL, agent: http.Agent, out: Outgoing): Promise<string> {
         method: out.method,
         path: out.path,
         headers: out.body ? { ...out.headers, 'content-length': Buffer.byteLength(out.body) } : out.headers,
-        agent,
+        ...via,
         timeout: TIMEOUT_MS,
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.statusCode)));
-        res.on('error', () => resolve('error'));
+        const status = String(res.statusCode);
+        if (out.readMs !== undefined) {
+          // A stream: read it a while, then go (its headers were the answer timed).
+          res.resume();
+          const close = setTimeout(() => res.destroy(), out.readMs);
+          res.on('close', () => clearTimeout(close));
+          resolve({ status, body: '' });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        if (out.followUp) res.on('data', (c: Buffer) => chunks.push(c));
+        else res.resume();
+        res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString() }));
+        res.on('error', () => resolve({ status: 'error', body: '' }));
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve('error'));
+    req.on('error', () => resolve({ status: 'error', body: '' }));
     req.end(out.body);
   });
 }
 
+/** A request, and its follow-up when it has one and the first succeeded: the status that counts. */
+async function send(base: URL, via: Via, out: Outgoing): Promise<string> {
+  const first = await sendOne(base, via, out);
+  if (!out.followUp || !/^2/.test(first.status)) return first.status;
+  return (await sendOne(base, via, out.followUp(first.body))).status;
+}
+
 interface Tally {
   sent: number;
+  /** When its last request was answered (ms of performance.now()). */
+  lastAt: number;
+  /** Whether a stream of its stopped at its `total` before the run's end. */
+  capped: boolean;
   latencies: number[];
   statuses: Record<string, number>;
 }
@@ -161,6 +243,11 @@ async function runStream(
   const agents = stream.addresses.map(
     (localAddress) => new http.Agent({ keepAlive: true, localAddress, maxSockets: stream.concurrency }),
   );
+  const { fresh } = stream;
+  const via = (i: number): Via =>
+    fresh
+      ? { agent: false, localAddress: freshAddress(fresh.block, Math.floor(i / fresh.perAddress)) }
+      : { agent: agents[i % agents.length] as http.Agent };
   const interval = 1000 / stream.ratePerS;
   const inFlight = new Set<Promise<void>>();
   let due = performance.now();
@@ -169,13 +256,17 @@ async function runStream(
     while (inFlight.size >= stream.concurrency) await Promise.race(inFlight);
     const now = performance.now();
     if (now >= deadline) break;
+    if (i >= (stream.total ?? Number.POSITIVE_INFINITY)) {
+      tally.capped = true;
+      break;
+    }
     due = Math.max(due, now) + interval;
-    const agent = agents[i % agents.length] as http.Agent;
     const out = nextRequest(stream.request, i, random);
     tally.sent += 1;
     const started = performance.now();
-    const done: Promise<void> = send(base, agent, out).then((status) => {
+    const done: Promise<void> = send(base, via(i), out).then((status) => {
       tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
+      tally.lastAt = performance.now();
       if (status !== 'error') tally.latencies.push(performance.now() - started);
       inFlight.delete(done);
     });
@@ -192,7 +283,7 @@ async function main(): Promise<void> {
   const deadline = started + spec.durationS * 1000;
   await Promise.all(
     spec.streams.map((stream, i) => {
-      const tally = tallies.get(stream.name) ?? { sent: 0, latencies: [], statuses: {} };
+      const tally = tallies.get(stream.name) ?? { sent: 0, lastAt: 0, capped: false, latencies: [], statuses: {} };
       tallies.set(stream.name, tally);
       return runStream(spec, stream, spec.seed + i, tally, deadline);
     }),
@@ -200,9 +291,11 @@ async function main(): Promise<void> {
   const results: Record<string, PacedResult> = {};
   for (const [name, t] of tallies) {
     const ok = Object.entries(t.statuses).reduce((n, [status, count]) => n + (/^2/.test(status) ? count : 0), 0);
+    const seconds = t.capped ? Math.max(0.001, (t.lastAt - started) / 1000) : spec.durationS;
     results[name] = {
       sent: t.sent,
-      rps: round(t.latencies.length / spec.durationS, 2),
+      rps: round(t.latencies.length / seconds, 2),
+      seconds: round(seconds, 1),
       p50: round(t.latencies.length ? median(t.latencies) : 0, 1),
       p99: round(percentile(t.latencies, 0.99), 1),
       succeeded: t.sent ? round((ok / t.sent) * 100, 2) : 0,

@@ -22,7 +22,6 @@ function runBench(
       {
         env: {
           ...process.env,
-          ...knobs,
           BENCH_ROUNDS: '1',
           BENCH_DURATION_S: '0.5',
           BENCH_SOAK_S: '1',
@@ -36,6 +35,9 @@ function runBench(
           BENCH_BCRYPT_COST: '4',
           BENCH_ATTACK_POSTS: '200',
           BENCH_ATTACK_S: '1',
+          BENCH_ATTACK_BUS_UPDATES: '16',
+          BENCH_ATTACK_UNREAD_PER_ADDRESS: '3',
+          BENCH_BULK_POSTS: '40',
           BENCH_REVOCATIONS: '40',
           BENCH_SESSIONS: '30',
           BENCH_STREAMS: '300',
@@ -48,6 +50,7 @@ function runBench(
           S3_ACCESS_KEY_ID: storage.accessKeyId,
           S3_SECRET_ACCESS_KEY: storage.secretAccessKey,
           STORAGE_REGION: storage.region,
+          ...knobs,
         },
         // A guard against a hang, not a speed bound: about twice a run's time on a busy CI machine.
         timeout: 400_000,
@@ -55,6 +58,49 @@ function runBench(
       (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
     );
   });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON
+type Json = any;
+
+/** What scenario 11 reports, in a whole run or alone (BENCH_ATTACK_UNREAD_PER_ADDRESS 3, BENCH_BULK_POSTS 40). */
+function expectAttacks(a: Json): void {
+  expect(a.posts).toBe(200);
+  expect(a.attacks.map((x: { name: string }) => x.name)).toEqual([
+    'one address',
+    '16 addresses',
+    'flipping account',
+    'distributed logins',
+    'botnet of wrong logins',
+    'unread streams with big updates',
+    'resume flood',
+    'logout flood',
+    'bulk publisher, 16 addresses',
+    'bulk publisher, 1 address',
+  ]);
+  for (const attack of a.attacks) {
+    expect({ attack: attack.name, sent: attack.attacker.sent > 0 }).toEqual({ attack: attack.name, sent: true });
+    for (const read of ['read by id', 'note create', 'public list, page 1'])
+      expect({ attack: attack.name, read, sent: attack.bystander[read].sent > 0 }).toEqual({
+        attack: attack.name,
+        read,
+        sent: true,
+      });
+    // The one process's memory was sampled while it ran, and the process was there after it.
+    expect({
+      attack: attack.name,
+      sampled: attack.memory.beforeMb > 10 && attack.memory.peakMb >= attack.memory.beforeMb,
+      survived: attack.survived,
+    }).toEqual({ attack: attack.name, sampled: true, survived: true });
+  }
+  const attack = (name: string) => a.attacks.find((x: { name: string }) => x.name === name);
+  // 69 notes streams of one account asked: 20 held, the rest refused by its cap; 69 anonymous held.
+  expect(attack('unread streams with big updates').attacker.statuses).toMatchObject({ '200': 20 + 69, '429': 49 });
+  // Every wrong login of the botnet came from an address used for 9 at most: none was rate limited.
+  expect(attack('botnet of wrong logins').attacker.statuses['429']).toBeUndefined();
+  // The bulk publisher published every post it was given, none refused.
+  expect(attack('bulk publisher, 16 addresses').attacker.statuses).toEqual({ '200': 40 });
+  expect(a.bystanderDevice).toBe(true);
 }
 
 const isRatio = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
@@ -148,21 +194,7 @@ describe('npm run bench, with tiny durations', () => {
     expect(s.realtime.delivery.fromSentP99Ms).toBeGreaterThan(0);
     for (const ratio of [s.realtime.reads.ratio, s.realtime.writes.ratio]) expect(isRatio(ratio)).toBe(true);
     expect(s.attacks.posts).toBe(200);
-    expect(s.attacks.attacks.map((a: { name: string }) => a.name)).toEqual([
-      'one address',
-      '16 addresses',
-      'flipping account',
-      'distributed logins',
-    ]);
-    for (const attack of s.attacks.attacks) {
-      expect({ attack: attack.name, sent: attack.attacker.sent > 0 }).toEqual({ attack: attack.name, sent: true });
-      for (const read of ['read by id', 'note create', 'public list, page 1'])
-        expect({ attack: attack.name, read, sent: attack.bystander[read].sent > 0 }).toEqual({
-          attack: attack.name,
-          read,
-          sent: true,
-        });
-    }
+    expectAttacks(s.attacks);
     for (const m of Object.values(s.memory.soak) as { warmMb: number; afterMb: number }[]) {
       expect(m.warmMb).toBeGreaterThan(10);
       expect(m.afterMb).toBeGreaterThan(10);
@@ -174,7 +206,23 @@ describe('npm run bench, with tiny durations', () => {
     expect(table).toContain('10 embedded default, 120 posts');
     expect(table).toContain('memory, idle after start');
     expect(table).toContain('11 attack: distributed logins');
+    expect(table).toContain('11 attack: bulk publisher, 1 address');
     expect(table).toContain('## 11 Attacks beside a bystander');
+  }, 420_000);
+});
+
+describe('npm run bench, scenario 11 alone, with tiny durations', () => {
+  it("when BENCH_ONLY=attacks, then every attack ran beside the bystander, with the one process's peak memory", async () => {
+    const alone = join(out, 'attacks-alone');
+    const run = await runBench('run.js', { BENCH_ONLY: 'attacks', BENCH_OUT: alone });
+    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: '' });
+
+    const report = JSON.parse(readFileSync(join(alone, 'latest.json'), 'utf8'));
+    expectAttacks(report.scenarios.attacks);
+    const table = readFileSync(join(alone, 'latest.md'), 'utf8');
+    expect(table).toContain('## 11 Attacks beside a bystander');
+    expect(table).toContain('### bulk publisher, 1 address');
+    expect(table).toContain('The one process: RSS');
   }, 420_000);
 });
 
