@@ -3,6 +3,7 @@ import { HttpError, messages as httpMessages } from '@cs/errors';
 import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { AccountDeletions } from './account-deletions';
+import { createCompareClock } from './compare-clock';
 import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './credentials';
 import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
@@ -78,9 +79,10 @@ export function createAccounts({
   /** After a successful login: the account's outstanding reset token stops working. */
   retireResets: (userId: string) => Promise<void>;
 }): Accounts {
-  // An unknown e-mail still pays for one compare against a hash of the same cost, so the answer
-  // takes as long as a wrong password does.
+  // An unknown e-mail waits as long as a compare takes (compare-clock.ts), so the answer takes as
+  // long as a wrong password's; the clock's first measure is against a hash of the same cost.
   const dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), bcryptCost);
+  const compareClock = createCompareClock(async () => bcrypt.compare('', await dummyHash));
 
   return {
     // Credentials and new passwords have met their schema's rules at the route (@cs/contract).
@@ -114,7 +116,11 @@ export function createAccounts({
           const user = counted
             ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
             : null;
-          return { user, matches: await bcrypt.compare(password, user?.password ?? (await dummyHash)) };
+          if (!user) {
+            await compareClock.wait();
+            return { user, matches: false };
+          }
+          return { user, matches: await compareClock.timed(() => bcrypt.compare(password, user.password)) };
         },
         trusted ? { trustedFor: email } : undefined,
       );
