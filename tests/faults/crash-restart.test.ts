@@ -6,7 +6,7 @@
  * again on the same port, requests fail only while it is down (an answer or a refused connection,
  * never a hang), every write that was answered 2xx is there afterwards, and the servers the
  * launcher started are the same processes throughout, still running. On SIGTERM the launcher then
- * stops all of it and exits 0.
+ * stops all of it and exits 0; killed with SIGKILL, it leaves none of them running either.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -51,24 +51,26 @@ function childrenOf(parent: number): { pid: number; command: string }[] {
   return children;
 }
 
-const onePid = () => childrenOf(launcher.pid).find((c) => c.command.includes(ONE_PROCESS))?.pid;
-/** The servers the launcher started (every child but the one process), by pid. */
-const serverPids = () =>
-  childrenOf(launcher.pid)
+const onePid = (of = launcher) => childrenOf(of.pid).find((c) => c.command.includes(ONE_PROCESS))?.pid;
+/** The servers a launcher started (every child but the one process), by pid. */
+const serverPids = (of = launcher) =>
+  childrenOf(of.pid)
     .filter((c) => !c.command.includes(ONE_PROCESS))
     .map((c) => c.pid)
     .sort();
-const launcherSaid = () => readFileSync(launcher.logFile, 'utf8');
+const launcherSaid = (of = launcher) => readFileSync(of.logFile, 'utf8');
 
-beforeAll(async () => {
-  // Kept after the run (the launcher's output and the one process's log tell what happened), the
-  // last run's only.
-  const dataDir = join(REPO_ROOT, '.data', 'faults', 'crash-restart');
+/**
+ * The launcher as scripts/start.sh runs it, with a data directory of its own under
+ * .data/faults/crash-restart, kept after the run (its output and the one process's log tell what
+ * happened), the last run's only. Resolves once it says Ready.
+ */
+async function startLauncher(name: string): Promise<{ launcher: Child; gatewayUrl: string }> {
+  const dataDir = join(REPO_ROOT, '.data', 'faults', 'crash-restart', name);
   rmSync(dataDir, { recursive: true, force: true });
   const port = await freePort();
-  gatewayUrl = `http://127.0.0.1:${port}`;
-  launcher = spawnChild({
-    name: 'launcher',
+  const started = spawnChild({
+    name,
     command: process.execPath,
     args: [...NODE_FLAGS, join(REPO_ROOT, 'dev/devstack/dist/src/start.js')],
     logFile: join(dataDir, 'launcher.log'),
@@ -93,7 +95,15 @@ beforeAll(async () => {
       SERVICES: undefined,
     },
   });
-  await waitFor('the launcher', async () => launcherSaid().includes('Ready:'), { timeoutMs: 120_000, child: launcher });
+  await waitFor(name, async () => launcherSaid(started).includes('Ready:'), { timeoutMs: 120_000, child: started });
+  return { launcher: started, gatewayUrl: `http://127.0.0.1:${port}` };
+}
+
+/** A second launcher, for the test that kills one outright. */
+let second: Child | undefined;
+
+beforeAll(async () => {
+  ({ launcher, gatewayUrl } = await startLauncher('launcher'));
   const mix = Object.fromEntries(OPS.map((op) => [op, op === 'createPost' || op === 'createNote' ? 1 : 0]));
   traffic = new Traffic({
     baseUrl: gatewayUrl,
@@ -109,6 +119,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await traffic?.stop();
   await launcher?.stop(20_000);
+  await second?.stop(20_000);
 });
 
 /** The longest the one process may take to be ready again, the first restart being at once. */
@@ -199,4 +210,18 @@ it('when the launcher is sent SIGTERM, then it exits 0 and none of its servers o
   process.kill(launcher.pid, 'SIGTERM');
   expect(await launcher.exited).toBe(0);
   expect(left.filter(running)).toEqual([]);
+});
+
+it('when the launcher is killed with SIGKILL, then neither its servers nor the one process is left running without it', async () => {
+  second = (await startLauncher('killed')).launcher;
+  const left = [...serverPids(second), onePid(second) as number];
+  // PostgreSQL, FerretDB, versitygw, Mailpit, Redis and the one process.
+  expect(left.length).toBeGreaterThanOrEqual(6);
+  expect(left.every(running)).toBe(true);
+  process.kill(second.pid, 'SIGKILL');
+  expect(await second.exited).toBe('SIGKILL');
+  // Each stops on the signal the kernel sends it, PostgreSQL after its fast shutdown.
+  const gone = await until(async () => !left.some(running), 20_000);
+  expect(left.filter(running)).toEqual([]);
+  expect(gone).toBeDefined();
 });
