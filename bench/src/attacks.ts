@@ -279,7 +279,7 @@ function newAttacks(ctx: AttackContext, attackS: number): Attack[] {
           detail: `${Object.entries(r.groups)
             .map(
               ([name, g]) =>
-                `${name}: ${g.tried} tried, ${statusList(g.statuses)}, ${g.closedByServer} of the held closed by the server`,
+                `${name}: ${g.tried} tried, ${statusList(g.statuses)}, ${g.endedByServer} of those held ended by the server`,
             )
             .join(
               '; ',

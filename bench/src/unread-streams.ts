@@ -32,8 +32,11 @@ export interface UnreadStreamsSpec {
 }
 
 export interface UnreadStreamsResult {
-  /** Per group: answers to the stream requests by status (`error`: none in time), and how many the server closed while held. */
-  groups: Record<string, { tried: number; statuses: Record<string, number>; closedByServer: number }>;
+  /**
+   * Per group: answers to the stream requests by status (`error`: none in time), and how many of
+   * those held the server had ended by `holdS` (seen once they are read again, at the end).
+   */
+  groups: Record<string, { tried: number; statuses: Record<string, number>; endedByServer: number }>;
   updates: { statuses: Record<string, number>; p50: number; max: number };
   /** Seconds from the start until every stream was answered. */
   openedInS: number;
@@ -42,6 +45,8 @@ export interface UnreadStreamsResult {
 /** Stream requests waiting for their headers at once, so that opening thousands is not a SYN flood. */
 const OPENING_AT_ONCE = 64;
 const HEADERS_TIMEOUT_MS = 15_000;
+/** At the end, how long the held streams are read for the server's end of those it ended. */
+const DRAIN_MS = 2000;
 
 /** Opens one stream: its status, and the socket when it was 200 (paused, never read again). */
 function open(base: URL, group: StreamGroup, localAddress: string): Promise<{ status: string; socket?: net.Socket }> {
@@ -111,12 +116,12 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as UnreadStreamsSpec;
   const base = new URL(spec.gateway);
   const started = performance.now();
-  const held: net.Socket[] = [];
+  const held: { socket: net.Socket; tally: { endedByServer: number } }[] = [];
   const result: UnreadStreamsResult = { groups: {}, updates: { statuses: {}, p50: 0, max: 0 }, openedInS: 0 };
 
   // Every group's streams, address after address in turn, OPENING_AT_ONCE waiting at a time.
   const jobs = spec.groups.flatMap((group) => {
-    const tally = { tried: 0, statuses: {} as Record<string, number>, closedByServer: 0 };
+    const tally = { tried: 0, statuses: {} as Record<string, number>, endedByServer: 0 };
     result.groups[group.name] = tally;
     return Array.from({ length: group.perAddress }, (_, k) =>
       group.addresses.map((address) => ({ group, address, tally, k })),
@@ -131,12 +136,7 @@ async function main(): Promise<void> {
         job.tally.tried += 1;
         const { status, socket } = await open(base, job.group, job.address);
         job.tally.statuses[status] = (job.tally.statuses[status] ?? 0) + 1;
-        if (socket) {
-          held.push(socket);
-          socket.on('close', () => {
-            job.tally.closedByServer += 1;
-          });
-        }
+        if (socket) held.push({ socket, tally: job.tally });
       }
     }),
   );
@@ -154,10 +154,17 @@ async function main(): Promise<void> {
   result.updates.max = round(Math.max(0, ...latencies), 1);
 
   await sleep(Math.max(0, spec.holdS * 1000 - (performance.now() - started)));
-  // Counted before we close them ourselves.
-  const summary = JSON.stringify(result);
-  for (const socket of held) socket.destroy();
-  process.stdout.write(`${summary}\n`);
+  // A paused socket shows no end: each is read again a while, and those the server had ended
+  // (a slow reader cut, a stream stalled too long) end, once what they hold is read.
+  for (const { socket, tally } of held) {
+    socket.once('end', () => {
+      tally.endedByServer += 1;
+    });
+    socket.resume();
+  }
+  await sleep(DRAIN_MS);
+  for (const { socket } of held) socket.destroy();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 void main();
