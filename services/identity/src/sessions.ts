@@ -389,9 +389,13 @@ export function createSessions({
       // either finds no session or inserted its record before the not-before below reads the
       // user's latest second (the race at the top). Then its access tokens stop working (again: a
       // deletion finished by the outbox may not have ended its sessions).
+      const ended = await sessions.find({ userId }, { _id: 1 }).lean<{ _id: string }[]>();
       await sessions.deleteMany({ userId });
       await revokeUser(userId);
       await refreshTokens.deleteMany({ userId });
+      // Their end records too: with the sessions gone no refresh can find them, and nothing of
+      // the account stays.
+      if (ended.length > 0) await ends.deleteMany({ _id: trusted({ $in: ended.map((session) => session._id) }) });
     },
   };
 }

@@ -4,7 +4,7 @@
  * delivery to the real posts, notes and files is proven in gateway/test/accounts.test.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { refusal } from '@cs/testkit';
+import { eventually, refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
 import { FREE_FAILURES } from '../src/login-throttle';
@@ -48,6 +48,25 @@ describe('DELETE /api/auth/account', () => {
     expect(login.body).toEqual({ error: 'Invalid credentials' });
     const entry = await entryOf(userId);
     expect(entry?.pending.sort()).toEqual(['files', 'notes', 'posts']);
+  });
+
+  it('when the account is deleted, then nothing of its sessions stays: not the sessions, their tokens, nor their end records', async () => {
+    const { token, userId } = await account();
+    const sessionIds = (await h.db.connection.collection('sessions').find({ userId }).toArray()).map((s) => s._id);
+
+    await remove(token, { password: PASSWORD }).expect(204);
+
+    // What identity keeps of a user goes as its deletion is delivered, right after the answer.
+    const left = await eventually(
+      'the deleted account’s sessions, tokens and end records gone',
+      async () =>
+        (await h.db.connection.collection('sessions').countDocuments({ userId })) +
+        (await h.db.connection.collection('session_tokens').countDocuments({ userId })) +
+        (await h.db.connection.collection('session_ends').countDocuments({ _id: { $in: sessionIds } })),
+      (count) => count === 0,
+    );
+    expect(sessionIds.length).toBeGreaterThan(0);
+    expect(left).toBe(0);
   });
 
   it('when the owners cannot be reached, then the entry stays, with the error and a later due time, until they confirm', async () => {
