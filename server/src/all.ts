@@ -17,7 +17,7 @@ import { readConfig as readGatewayConfig } from '@cs/gateway/config';
 import { startGateway } from '@cs/gateway/gateway';
 import { identityService } from '@cs/identity/service';
 import { hostInProcess, inProcessUrl, runServer } from '@cs/lifecycle';
-import { createLogger, type DestinationStream } from '@cs/log';
+import { createLogger } from '@cs/log';
 import { withDatabase } from '@cs/mongo/database-url';
 import { notesService } from '@cs/notes/service';
 import { postsService } from '@cs/posts/service';
@@ -53,8 +53,6 @@ function environmentOf(name: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv 
 export interface AllOptions {
   /** Whether SIGTERM and SIGINT drain and exit the process (they do when it is the process's work). */
   handleSignals: boolean;
-  /** Where every part logs (stdout unless given). */
-  logTo?: DestinationStream;
 }
 
 export interface RunningAll {
@@ -67,10 +65,10 @@ export interface RunningAll {
 }
 
 /** Starts every part; a configuration that is wrong stops the process before anything starts. */
-export async function startAll(env: NodeJS.ProcessEnv, { handleSignals, logTo }: AllOptions): Promise<RunningAll> {
+export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOptions): Promise<RunningAll> {
   const configs = SERVICES.map((s) => configOrExit(s.name, s.readConfig, environmentOf(s.name, env)) as BaseConfig);
   const gatewayConfig = configOrExit('gateway', readGatewayConfig, environmentOf('gateway', env));
-  const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL, destination: logTo });
+  const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL });
   const started: StartedService[] = [];
   const hosted: { stop(): void }[] = [];
   try {
@@ -83,7 +81,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals, logTo }:
         const service = await startService(
           definition,
           config,
-          createLogger({ name: definition.name, level: config.LOG_LEVEL, destination: logTo }),
+          createLogger({ name: definition.name, level: config.LOG_LEVEL }),
         );
         started.push(service);
         hosted.push(hostInProcess(definition.name, service.app.callback()));
