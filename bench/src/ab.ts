@@ -56,7 +56,7 @@ async function start(name: Build['name'], dir: string): Promise<Build> {
   const child = spawnChild({
     name,
     command: join(dir, 'node_modules', '.bin', 'node'),
-    // As scripts/start.sh runs it: with SERVICES=all the launcher runs every part itself.
+    // As scripts/start.sh runs it: with SERVICES=all the launcher runs every part in one child it supervises.
     args: ['--max-semi-space-size=4', launcher],
     cwd: dir,
     logFile: log,
