@@ -104,9 +104,10 @@ function answerJson(res: ServerResponse, status: number, error: string): void {
  * Listens, and on SIGTERM/SIGINT drains and exits 0. The drain never closes a connection that a
  * client may be writing a request onto at that moment:
  *
- * 1. Stop listening. New connections are refused, which a client can always retry safely (the
- *    gateway does, for every method): the request never reached us. A replacement process can
- *    bind the port at once.
+ * 1. Stop listening, once the connections already waiting in the kernel's queue are taken in
+ *    (they are served like the others). New connections are refused, which a client can always
+ *    retry safely (the gateway does, for every method): the request never reached us. A
+ *    replacement process can bind the port at once.
  * 2. Keep every open connection. Node's `server.close()` would close the idle ones at once, and
  *    a request already on its way over one of them (the gateway reuses pooled sockets) would
  *    then meet a reset. A client cannot tell whether a POST that met a reset was acted on, so it
@@ -182,8 +183,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       closing = true;
       for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       // net.Server's close, not http.Server's: stop listening, and leave open connections to end
-      // as described above (http.Server's would close the idle ones at once).
-      const drained = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
+      // as described above (http.Server's would close the idle ones at once). Not before this
+      // turn's poll has taken in the connections the kernel accepted while the loop was busy:
+      // closing the listener resets them, their requests unread, and a POST that met a reset
+      // cannot be sent again (the Compose scale-down's occasional 502). The second setImmediate
+      // runs after the next poll, whichever phase this began in.
+      const drained = new Promise<void>((resolve) =>
+        setImmediate(() => setImmediate(() => netServerClose.call(server, () => resolve()))),
+      );
       onClosing?.();
       const timer = setTimeout(() => {
         logger.warn({ shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');

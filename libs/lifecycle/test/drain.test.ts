@@ -2,8 +2,11 @@
  * The drain on shutdown, against real sockets: nothing a client sends over a connection it
  * already had is lost, whatever the timing, and the drain still ends on its own.
  */
+
+import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
 import { createLogger } from '@cs/log';
 import { describe, expect, it } from '@jest/globals';
 import { KEEP_ALIVE_TIMEOUT_MS, type RunningServer, runServer } from '../src/index';
@@ -71,7 +74,52 @@ async function start(): Promise<{ running: RunningServer; app: ReturnType<typeof
 /** A pool like the gateway's: keep-alive, and a timeout, so the server's Keep-Alive hint counts. */
 const pooledAgent = () => new Agent({ keepAlive: true, maxSockets: 1, timeout: 30_000 });
 
+/**
+ * A client in a process of its own, so that it can connect while this process's loop is busy: it
+ * says `ready`, connects 150 ms later, sends a POST and says how it was answered, or its error.
+ */
+const QUEUED_CLIENT = `
+const net = require('node:net');
+console.log('ready');
+setTimeout(() => {
+  const socket = net.connect(Number(process.argv[1]), '127.0.0.1');
+  let text = '';
+  socket.on('data', (c) => { text += c; });
+  socket.on('end', () => console.log(JSON.stringify({ answer: text.split('\\r\\n')[0], close: /connection: close/i.test(text) })));
+  socket.on('error', (err) => console.log(JSON.stringify({ error: err.code })));
+  socket.write('POST / HTTP/1.1\\r\\nhost: x\\r\\ncontent-length: 4\\r\\n\\r\\nbody');
+}, 150);
+`;
+
 describe('draining on shutdown', () => {
+  it('when a connection waits unaccepted in the kernel’s queue as the drain begins (a busy loop), then its POST is answered, not reset', async () => {
+    const { running, app } = await start();
+    const client = spawn(process.execPath, ['-e', QUEUED_CLIENT, String(running.port)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: client.stdout as NodeJS.ReadableStream });
+    const said: string[] = [];
+    const outcome = new Promise<string>((resolve) => {
+      lines.on('line', (line) => {
+        said.push(line);
+        if (line !== 'ready') resolve(line);
+      });
+    });
+    await new Promise<void>((resolve) => lines.once('line', () => resolve()));
+
+    // Busy for 500 ms, as a loaded process is: the client connects meanwhile, and waits in the
+    // listener's queue; the drain begins before this process could take it in.
+    const until = Date.now() + 500;
+    while (Date.now() < until) {
+      // busy
+    }
+    const closed = running.close();
+
+    expect(JSON.parse(await outcome)).toEqual({ answer: 'HTTP/1.1 200 OK', close: true });
+    expect(app.posts).toBe(1);
+    await closed;
+  });
+
   it('when a POST is written onto a pooled idle socket just as the server starts to drain, then it is answered with Connection: close, every time', async () => {
     const outcomes: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -93,12 +141,13 @@ describe('draining on shutdown', () => {
     );
   });
 
-  it('when draining, then new connections are refused at once and the drain ends when the client retires its idle socket', async () => {
+  it('when draining, then new connections are refused once it stops listening, a turn later, and the drain ends when the client retires its idle socket', async () => {
     const { running } = await start();
     const agent = pooledAgent();
     await send(running.port, agent, 'GET');
     const startedAt = Date.now();
     const drained = running.close();
+    while (running.server.listening) await new Promise((resolve) => setImmediate(resolve));
 
     const fresh = await send(running.port, new Agent({ keepAlive: false }), 'GET').catch(
       (err: NodeJS.ErrnoException) => err.code,
