@@ -130,6 +130,7 @@ export {
   createTurns,
   HOLD_MS,
   isDuplicateKey,
+  onlyDuplicateKeys,
   STALE_MS,
   type TurnSteps,
   type Turns,

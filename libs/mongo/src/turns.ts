@@ -141,6 +141,17 @@ export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
+/** Whether an unordered insert of several documents failed only on documents that were there already. */
+export function onlyDuplicateKeys(err: unknown): boolean {
+  if (isDuplicateKey(err)) return true;
+  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
+  return (
+    Array.isArray(writeErrors) &&
+    writeErrors.length > 0 &&
+    writeErrors.every((e) => isDuplicateKey(e) || isDuplicateKey(e?.err))
+  );
+}
+
 /** The service's turns, in a collection of its database (`turns` unless named). */
 export async function createTurns(connection: Connection, collectionName = 'turns'): Promise<Turns> {
   const turns = connection.collection<TurnDoc>(collectionName);

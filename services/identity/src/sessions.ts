@@ -50,7 +50,7 @@
 import { randomBytes } from 'node:crypto';
 import { type RevocationList, type SignedToken, signToken, type TokenSettings, tokenDigest } from '@cs/auth';
 import { HttpError } from '@cs/errors';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { isDuplicateKey, onlyDuplicateKeys, trusted } from '@cs/mongo';
 import type {
   RefreshTokenModel,
   RefreshTokenRecord,
@@ -97,17 +97,6 @@ const USER_AGENT_MAX = 256;
 const LAST_USED_PRECISION_MS = 60_000;
 /** Tries at a free second for a token; each try after the first starts after the user's latest. */
 const ISSUE_ATTEMPTS = 100;
-
-/** Whether an insert of several records failed only on records that were there already. */
-function onlyDuplicateKeys(err: unknown): boolean {
-  if (isDuplicateKey(err)) return true;
-  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
-  return (
-    Array.isArray(writeErrors) &&
-    writeErrors.length > 0 &&
-    writeErrors.every((e) => isDuplicateKey(e) || isDuplicateKey(e?.err))
-  );
-}
 
 /** A pair's record inserted (the second it took), or the record found under its `_id`: spent already. */
 type Issued = { iat: number } | { spent: RefreshTokenRecord };

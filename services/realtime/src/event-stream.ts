@@ -93,6 +93,9 @@ export class EventStream {
     return new Promise((resolve) => {
       const done = () => {
         this.res.off('drain', done);
+        // Not kept till the stream ends: a long resume waits once a page.
+        const at = this.closers.indexOf(done);
+        if (at !== -1) this.closers.splice(at, 1);
         resolve();
       };
       this.res.on('drain', done);
