@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '@cs/auth';
+import { DEFAULT_WRITE_CONCURRENCY } from '@cs/config';
 import type { EventBus } from '@cs/event-bus';
-import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
+import { createServiceApp, deletedAccountRoutes, writeBulkhead } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
@@ -13,7 +14,8 @@ import { createReleaseOutbox } from './release-outbox';
 import { noteRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'>;
+  config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'> &
+    Partial<Pick<Config, 'WRITE_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -42,7 +44,11 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
     name: 'notes',
     logger,
     routers: [
-      noteRoutes(domain, { tokens, accounts }),
+      noteRoutes(domain, {
+        tokens,
+        accounts,
+        writes: writeBulkhead(config.WRITE_CONCURRENCY ?? DEFAULT_WRITE_CONCURRENCY),
+      }),
       internalRoutes(domain, { secret }),
       deletedAccountRoutes(accounts, { secret }),
     ],

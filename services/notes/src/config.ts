@@ -1,4 +1,13 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig, revocationsSpec } from '@cs/config';
+import {
+  type ConfigOf,
+  env,
+  hostSpec,
+  jwtSpec,
+  metricsSpec,
+  readEnvConfig,
+  revocationsSpec,
+  writesSpec,
+} from '@cs/config';
 
 export const configSpec = {
   ...jwtSpec,
@@ -6,6 +15,7 @@ export const configSpec = {
   PORT: env.port(4003),
   ...hostSpec,
   ...metricsSpec,
+  ...writesSpec,
   MONGO_URL: env.url(),
   LOG_LEVEL: env.logLevel(),
   FILES_URL: env.url('http://127.0.0.1:4004'),

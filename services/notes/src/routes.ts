@@ -2,6 +2,7 @@ import type { TokenVerifier } from '@cs/auth';
 import { createNoteSchema, LIMITS, objectIdParamSchema, updateNoteSchema } from '@cs/contract';
 import {
   type AppState,
+  type Bulkhead,
   bodyOf,
   type DeletedAccountsCheck,
   failureMessage,
@@ -11,6 +12,7 @@ import {
   requireAuth,
   validateBody,
   validateParam,
+  writesInTurn,
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
@@ -18,14 +20,18 @@ import { messages } from './messages';
 import { toNoteChanges, toNoteInput } from './note-input';
 import type { Notes } from './notes';
 
-/** `accounts`: a deleted account's creates and updates are refused; reads and deletes are not looked up. */
+/**
+ * `accounts`: a deleted account's creates and updates are refused; reads and deletes are not
+ * looked up. `writes`: the line writes take their account's turn in (`@cs/koa` write-turns.ts).
+ */
 export function noteRoutes(
   notes: Notes,
-  { tokens, accounts }: { tokens: TokenVerifier; accounts: DeletedAccountsCheck },
+  { tokens, accounts, writes }: { tokens: TokenVerifier; accounts: DeletedAccountsCheck; writes: Bulkhead },
 ): Router<AppState> {
   const router = new Router<AppState>();
   router.use(['/api/notes', '/notes'], requireAuth(tokens));
   router.param('id', validateParam(objectIdParamSchema));
+  const inTurn = writesInTurn(writes);
   const refuseDeleted = refuseDeletedAccounts(accounts);
   const caller = (ctx: { state: AppState }) => ctx.state.userId as string;
   const authorization = (ctx: { headers: Record<string, string | string[] | undefined> }) =>
@@ -33,6 +39,7 @@ export function noteRoutes(
 
   router.post(
     '/api/notes',
+    inTurn,
     refuseDeleted,
     validateBody(createNoteSchema),
     failureMessage(messages.createFailed),
@@ -59,6 +66,7 @@ export function noteRoutes(
 
   router.put(
     '/api/notes/:id',
+    inTurn,
     refuseDeleted,
     validateBody(updateNoteSchema),
     failureMessage(messages.updateFailed),
@@ -72,7 +80,7 @@ export function noteRoutes(
     },
   );
 
-  router.delete('/api/notes/:id', failureMessage(messages.deleteFailed), async (ctx) => {
+  router.delete('/api/notes/:id', inTurn, failureMessage(messages.deleteFailed), async (ctx) => {
     await notes.remove(ctx.params.id as string, caller(ctx));
     ctx.status = 204;
   });

@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '@cs/auth';
+import { DEFAULT_WRITE_CONCURRENCY } from '@cs/config';
 import type { EventBus } from '@cs/event-bus';
-import { createBulkhead, createServiceApp, deletedAccountRoutes } from '@cs/koa';
+import { createBulkhead, createServiceApp, deletedAccountRoutes, writeBulkhead } from '@cs/koa';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
@@ -12,7 +13,8 @@ import { createPublicChanges } from './public-changes';
 import { postRoutes } from './routes';
 
 export interface Deps {
-  config: Pick<Config, 'JWT_SECRET'> & Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'PUBLIC_CHANGES_PER_MINUTE'>>;
+  config: Pick<Config, 'JWT_SECRET'> &
+    Partial<Pick<Config, 'LIST_COLD_CONCURRENCY' | 'PUBLIC_CHANGES_PER_MINUTE' | 'WRITE_CONCURRENCY'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -37,7 +39,14 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const app = createServiceApp({
     name: 'posts',
     logger,
-    routers: [postRoutes(posts, { tokens, accounts }), deletedAccountRoutes(accounts, { secret })],
+    routers: [
+      postRoutes(posts, {
+        tokens,
+        accounts,
+        writes: writeBulkhead(config.WRITE_CONCURRENCY ?? DEFAULT_WRITE_CONCURRENCY),
+      }),
+      deletedAccountRoutes(accounts, { secret }),
+    ],
     readiness: { database: () => isMongoReady(connection) },
     tokens,
   });

@@ -2,6 +2,7 @@ import type { TokenVerifier } from '@cs/auth';
 import { createPostSchema, LIMITS, objectIdParamSchema, postTagsSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppState,
+  type Bulkhead,
   bodyOf,
   clientAddressOf,
   conditionalGet,
@@ -15,6 +16,7 @@ import {
   serverTiming,
   validateBody,
   validateParam,
+  writesInTurn,
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
@@ -29,12 +31,15 @@ export interface PostRouteOptions {
   tokens: TokenVerifier;
   /** Deleted accounts: their writes are refused (reads and deletes are not looked up). */
   accounts: DeletedAccountsCheck;
+  /** The line writes take their account's turn in (`@cs/koa` write-turns.ts). */
+  writes: Bulkhead;
 }
 
-export function postRoutes(posts: Posts, { tokens, accounts }: PostRouteOptions): Router<AppState> {
+export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRouteOptions): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/posts' });
   const auth = requireAuth(tokens);
-  const write = [auth, refuseDeletedAccounts(accounts)] as const;
+  const inTurn = writesInTurn(writes);
+  const write = [auth, inTurn, refuseDeletedAccounts(accounts)] as const;
   router.param('id', validateParam(objectIdParamSchema));
 
   router.get('/', serverTiming(), conditionalGet(), failureMessage(messages.fetchFailed), async (ctx) => {
@@ -85,7 +90,7 @@ export function postRoutes(posts: Posts, { tokens, accounts }: PostRouteOptions)
     },
   );
 
-  router.delete('/:id', auth, failureMessage(messages.deleteFailed), async (ctx) => {
+  router.delete('/:id', auth, inTurn, failureMessage(messages.deleteFailed), async (ctx) => {
     await posts.remove(ctx.params.id as string, ctx.state.userId as string);
     ctx.status = 204;
   });

@@ -1,0 +1,36 @@
+/**
+ * Writes in turns per account: at most WRITE_CONCURRENCY writes of a service run at once in one
+ * process, and the rest wait in a line served one account after another (bulkhead.ts).
+ *
+ * A write costs several database operations, each a few milliseconds of CPU on FerretDB, so a
+ * single account with many workers (an import) could otherwise keep every core busy, and every
+ * other account's requests, reads from memory included, would wait behind its queue. In turns,
+ * the import still runs at the pace the database allows while nobody else writes, and another
+ * account's write waits for one place to free, not behind the import. What one account may have
+ * waiting is bounded too: past 64 writes, 429 with Retry-After.
+ */
+import { type Bulkhead, createBulkhead } from './bulkhead';
+import type { AppMiddleware } from './context';
+
+/** Writes one account may have waiting for a place, per process. */
+const WAITING_PER_ACCOUNT = 64;
+
+/** The line of a service's writes: `concurrency` at once (WRITE_CONCURRENCY). */
+export function writeBulkhead(concurrency: number): Bulkhead {
+  return createBulkhead({
+    name: 'write',
+    concurrency,
+    perClient: WAITING_PER_ACCOUNT,
+    total: WAITING_PER_ACCOUNT * Math.max(concurrency, 16),
+  });
+}
+
+/** After requireAuth, on every route that writes: the handler runs in its account's turn. */
+export function writesInTurn(line: Bulkhead): AppMiddleware {
+  return async function writesInTurn(ctx, next) {
+    const userId = ctx.state.userId;
+    // Fails closed: mounted without requireAuth in front, every write would share one turn.
+    if (userId === undefined) throw new Error('writesInTurn needs requireAuth before it');
+    await line.run(userId, () => next());
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * writesInTurn in a small real app over HTTP: handlers that stay open until the test lets them
+ * finish, so the order in which writes start is what the line decides.
+ */
+
+import type { Server } from 'node:http';
+import { captureLogger, newCaller, verifierWithoutRevocations } from '@cs/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Router from '@koa/router';
+import request from 'supertest';
+import { type AppState, createServiceApp, requireAuth, writeBulkhead, writesInTurn } from '../src';
+
+/** Writes started, by the label their body names; each waits until `finish` lets it end. */
+const started: string[] = [];
+const open: Array<() => void> = [];
+let server: Server;
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 5));
+}
+
+/** Ends the oldest running write. */
+function finishOne(): void {
+  open.shift()?.();
+}
+
+beforeAll(() => {
+  const router = new Router<AppState>();
+  const line = writeBulkhead(1);
+  router.post('/things/:label', requireAuth(verifierWithoutRevocations()), writesInTurn(line), async (ctx) => {
+    started.push(ctx.params.label as string);
+    await new Promise<void>((resolve) => open.push(resolve));
+    ctx.status = 204;
+  });
+  router.post('/unauthenticated', writesInTurn(line), (ctx) => {
+    ctx.status = 204;
+  });
+  const app = createServiceApp({
+    name: 'koa-test',
+    logger: captureLogger('koa-test').logger,
+    routers: [router],
+    readiness: {},
+    tokens: verifierWithoutRevocations(),
+  });
+  server = app.listen(0, '127.0.0.1');
+});
+afterAll(() => {
+  server.close();
+});
+
+describe('writes in turn', () => {
+  it('when one account has many writes waiting, then another account’s write starts after at most one of theirs', async () => {
+    const importer = newCaller();
+    const bystander = newCaller();
+    const http = request(server);
+    const imports = ['i1', 'i2', 'i3', 'i4'].map((label) => http.post(`/things/${label}`).set(importer.auth).then());
+    await until(() => started.length === 1);
+    // The other three wait in line before the bystander comes.
+    await new Promise((r) => setTimeout(r, 100));
+    const own = http.post('/things/b1').set(bystander.auth).then();
+    await new Promise((r) => setTimeout(r, 100));
+
+    while (started.length < 5 || open.length > 0) {
+      await until(() => open.length > 0);
+      finishOne();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const answers = await Promise.all([...imports, own]);
+
+    expect(answers.map((res) => res.status)).toEqual([204, 204, 204, 204, 204]);
+    // The importer's first write, one more of theirs as it ends, then the bystander's.
+    expect(started.slice(0, 2).every((label) => label.startsWith('i'))).toBe(true);
+    expect(started[2]).toBe('b1');
+  });
+
+  it('when a route has no caller, then it fails closed rather than share one turn', async () => {
+    const res = await request(server).post('/unauthenticated');
+
+    expect(res.status).toBe(500);
+  });
+});
