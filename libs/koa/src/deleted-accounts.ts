@@ -3,7 +3,7 @@
  * `POST /internal/users/deleted` on every service with a token of that user, again until it gets
  * a 204. A service records a tombstone and purges what the user owns (`@cs/mongo`
  * createDeletedAccounts). Identity also revokes the user's tokens, but that reaches a service
- * within a second or so: writes look the tombstone up as well, so that none lands after the purge.
+ * within a second or so: writes look at the tombstones as well, so that none outlives the purge.
  */
 import { HttpError, messages } from '@cs/errors';
 import Router from '@koa/router';
@@ -15,6 +15,11 @@ export interface DeletedAccountsCheck {
   isDeleted(userId: string): Promise<boolean>;
   /** isDeleted from a recent answer (a "not deleted" is trusted for a few seconds). */
   isDeletedLately(userId: string): Promise<boolean>;
+  /**
+   * After a write that looked at `lookedAt`: whether the account is deleted now and the write
+   * must go (a write answered soon after its look is left to the second purge: no lookup).
+   */
+  deletedSince(userId: string, lookedAt: number): Promise<boolean>;
   /** Deletes everything the user owns in this service; idempotent. */
   purge(userId: string): Promise<void>;
 }
@@ -25,24 +30,24 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
  * After requireAuth, on every route that creates or changes the caller's data: a deleted
  * account's write is 401 invalid-or-expired-token before the handler runs.
  *
- * One look before the handler is not enough: the write it lets through can land after the
- * deleter's purge, and survive it. So after a 2xx the tombstone is looked up again, and when it is
- * there now, this purges the user itself and answers 401. The write landed either before the
- * tombstone, and so before the deleter's purge (which starts after the tombstone) read what to
- * delete: that purge removes it; or after the tombstone, and so before the second look, which then
- * sees it: this purge removes it. That holds where a read sees every write acknowledged before it
- * (one server, or a replica set's primary), and for the writes the handler awaits: one it leaves
- * running in the background is not covered. Should this purge fail, the answer is a 5xx and that
- * write can stay.
+ * The look is from memory (a "not deleted" is trusted for a few seconds), so a write can pass it
+ * after the account was deleted elsewhere, and land after the deleter's purge. It does not
+ * survive: the tombstone carries a second purge, due once every write answered soon after its
+ * look has landed; a slower write looks the tombstone up again after it (`deletedSince`). A
+ * deletion known in this process is seen at once, after the handler too: then this purges the
+ * user itself and answers 401. No lookup on a write's path otherwise (`@cs/mongo`
+ * createDeletedAccounts). That holds for the writes the handler awaits: one it leaves running in
+ * the background is not covered.
  */
 export function refuseDeletedAccounts(accounts: DeletedAccountsCheck): AppMiddleware {
   return async function refuseDeletedAccounts(ctx, next) {
     const userId = ctx.state.userId;
     // Fails closed: mounted without requireAuth in front, it would let every write through.
     if (userId === undefined) throw new Error('refuseDeletedAccounts needs requireAuth before it');
-    if (await accounts.isDeleted(userId)) throw new HttpError(401, messages.invalidToken);
+    const lookedAt = Date.now();
+    if (await accounts.isDeletedLately(userId)) throw new HttpError(401, messages.invalidToken);
     await next();
-    if (isSuccess(ctx.status) && (await accounts.isDeleted(userId))) {
+    if (isSuccess(ctx.status) && (await accounts.deletedSince(userId, lookedAt))) {
       await accounts.purge(userId);
       throw new HttpError(401, messages.invalidToken);
     }
@@ -51,11 +56,11 @@ export function refuseDeletedAccounts(accounts: DeletedAccountsCheck): AppMiddle
 
 /**
  * For routes that only sign a link and write nothing to the database (`/upload-url`, part links):
- * a deleted account gets 401 too, from a recent answer rather than a lookup per request, which
- * would cost more than signing (`npm run bench`, scenario 5). No second look: nothing lands that
- * it could catch. A link another replica issues in the few seconds before it learns of the
- * deletion leads, at most, to an object that can never be claimed (claims are checked with a
- * lookup, by refuseDeletedAccounts), and that the sweeper deletes with every unclaimed object.
+ * a deleted account gets 401 too, from the same recent answer, which costs no lookup (one would
+ * cost more than signing, `npm run bench`, scenario 5). Nothing after: nothing lands that it could
+ * catch. A link another replica issues in the few seconds before it learns of the deletion leads,
+ * at most, to an object never claimed, which the sweeper deletes with every unclaimed object, or
+ * claimed in the same window (refuseDeletedAccounts) and removed by the tombstone's second purge.
  */
 export function refuseDeletedAccountLinks(accounts: Pick<DeletedAccountsCheck, 'isDeletedLately'>): AppMiddleware {
   return async function refuseDeletedAccountLinks(ctx, next) {

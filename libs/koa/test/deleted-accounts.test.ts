@@ -106,6 +106,26 @@ describe('refuseDeletedAccounts', () => {
     expect(await thingsOf(other)).toBe(1);
   });
 
+  it('when another replica deletes the account while a quick write runs (past its look, before its write), then the write is answered, and the second purge removes it once due', async () => {
+    const caller = newCaller();
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date; purgeAgainAt?: Date }>(
+      'deleted_accounts',
+    );
+    beforeWrite = async (userId) => {
+      // Another replica's deletion: its tombstone and its purge, unknown to this process's memory.
+      await tombstones.insertOne({ _id: userId, deletedAt: new Date(), purgeAgainAt: new Date(Date.now() + 60_000) });
+    };
+
+    await http.post('/things').set(caller.auth).expect(201);
+    expect(await thingsOf(caller)).toBe(1);
+    await accounts.purgeAgain();
+    expect(await thingsOf(caller)).toBe(1); // not due yet
+
+    await tombstones.updateOne({ _id: caller.id }, { $set: { purgeAgainAt: new Date(Date.now() - 1) } });
+    await accounts.purgeAgain();
+    expect(await thingsOf(caller)).toBe(0);
+  });
+
   it('when it is mounted without requireAuth in front, then 500 and the handler never runs', async () => {
     const runs = handled;
     const res = await http.post('/unauthenticated').set(newCaller().auth);

@@ -120,7 +120,7 @@ export function watchReachability(
 
 export { backlogOf } from './backlog';
 export { withDatabase } from './database-url';
-export { createDeletedAccounts, type DeletedAccounts } from './deleted-accounts';
+export { createDeletedAccounts, type DeletedAccounts, PURGE_AGAIN_EVERY_MS } from './deleted-accounts';
 export { modelOf } from './model-of';
 export { appendNumbered, readNumbered } from './numbered-log';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';

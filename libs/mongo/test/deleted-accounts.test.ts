@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newUserId, openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { LOOK_AGAIN_AFTER_MS } from '../src/deleted-accounts';
 import { createDeletedAccounts } from '../src/index';
 
 let db: TestDatabase;
@@ -14,7 +15,7 @@ afterAll(async () => {
 });
 
 describe('createDeletedAccounts', () => {
-  it('when an account is deleted, then its tombstone {_id, deletedAt} is written before its data is purged, and only it counts as deleted', async () => {
+  it('when an account is deleted, then its tombstone {_id, deletedAt, purgeAgainAt} is written before its data is purged, and only it counts as deleted', async () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
     const userId = newUserId();
     const seenByPurge: unknown[] = [];
@@ -25,7 +26,7 @@ describe('createDeletedAccounts', () => {
     expect(await accounts.isDeleted(userId)).toBe(false);
     await accounts.deleteAccount(userId);
 
-    expect(seenByPurge).toEqual([{ _id: userId, deletedAt: expect.any(Date) }]);
+    expect(seenByPurge).toEqual([{ _id: userId, deletedAt: expect.any(Date), purgeAgainAt: expect.any(Date) }]);
     expect(await accounts.isDeleted(userId)).toBe(true);
     expect(await accounts.isDeleted(newUserId())).toBe(false);
   });
@@ -61,5 +62,52 @@ describe('createDeletedAccounts', () => {
     expect(await accounts.isDeletedLately(elsewhere)).toBe(false); // still inside the window
     await sleep(1_600);
     expect(await accounts.isDeletedLately(elsewhere)).toBe(true);
+  });
+});
+
+describe('the second purge', () => {
+  it('when an account is deleted, then its tombstone carries a second purge, which runs once due and only then, and is done once', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date; purgeAgainAt?: Date }>(
+      'deleted_accounts',
+    );
+    const userId = newUserId();
+    const purged: string[] = [];
+    const accounts = createDeletedAccounts(
+      db.connection,
+      async (id) => {
+        purged.push(id);
+      },
+      { trustNotDeletedMs: 0 },
+    );
+
+    await accounts.deleteAccount(userId);
+    const { deletedAt, purgeAgainAt } = (await tombstones.findOne({ _id: userId })) ?? {};
+    expect(purgeAgainAt?.getTime()).toBeGreaterThanOrEqual((deletedAt as Date).getTime() + LOOK_AGAIN_AFTER_MS);
+    // Not due yet: nothing runs.
+    await accounts.purgeAgain();
+    expect(purged).toEqual([userId]);
+
+    // Due (as it is once its time has come): purged again, once.
+    await tombstones.updateOne({ _id: userId }, { $set: { purgeAgainAt: new Date(Date.now() - 1) } });
+    await accounts.purgeAgain();
+    await accounts.purgeAgain();
+    expect(purged).toEqual([userId, userId]);
+    expect((await tombstones.findOne({ _id: userId }))?.purgeAgainAt).toBeUndefined();
+  });
+
+  it('when a write looked before a deletion elsewhere, then it is left to the second purge if it was quick, looks again if slow, and a deletion known here counts at once', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
+    const elsewhere = newUserId();
+    const here = newUserId();
+    const accounts = createDeletedAccounts(db.connection, async () => undefined);
+    const lookedAt = Date.now();
+    expect(await accounts.isDeletedLately(elsewhere)).toBe(false);
+
+    await tombstones.insertOne({ _id: elsewhere, deletedAt: new Date() }); // another replica's deletion
+    await accounts.deleteAccount(here);
+
+    expect(await accounts.deletedSince(elsewhere, lookedAt)).toBe(false);
+    expect(await accounts.deletedSince(elsewhere, lookedAt - LOOK_AGAIN_AFTER_MS)).toBe(true);
+    expect(await accounts.deletedSince(here, lookedAt)).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { verifierFollowing } from '@cs/auth';
 import { repeatEvery } from '@cs/lifecycle';
+import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
 import type { ServiceDefinition } from '@cs/service';
 import { createApp, sweepOnce } from './app';
 import { type Config, readConfig } from './config';
@@ -11,7 +12,7 @@ export const filesService: ServiceDefinition<Config> = {
   build: async (deps) => {
     const { config, logger } = deps;
     const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const { app, sweeper, removals, storage, turns } = await createApp({ ...deps, tokens: tokens.verifier });
+    const { app, sweeper, removals, storage, turns, accounts } = await createApp({ ...deps, tokens: tokens.verifier });
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,
       () => sweepOnce(sweeper, logger),
@@ -20,6 +21,9 @@ export const filesService: ServiceDefinition<Config> = {
     // Removals no live process told (it died after the check), at the sweeper's pace.
     const stopRemovals = removals.start(deps.config.SWEEP_INTERVAL);
     const stopPruning = turns.startPruning();
+    const stopPurges = repeatEvery(PURGE_AGAIN_EVERY_MS, accounts.purgeAgain, (err) =>
+      logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
+    );
     return {
       app,
       onClose: async () => {
@@ -27,6 +31,7 @@ export const filesService: ServiceDefinition<Config> = {
         tokens.stop();
         await stopSweeper();
         await stopRemovals();
+        await stopPurges();
         storage.destroy();
       },
     };

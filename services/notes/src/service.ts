@@ -1,5 +1,7 @@
 import { verifierFollowing } from '@cs/auth';
 import { busClient, createEventBus } from '@cs/event-bus';
+import { repeatEvery } from '@cs/lifecycle';
+import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
 import type { ServiceDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
@@ -12,7 +14,7 @@ export const notesService: ServiceDefinition<Config> = {
     const { config, logger } = deps;
     const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = busClient(config.REDIS_URL);
-    const { app, outbox, events, turns } = await createApp({
+    const { app, outbox, events, turns, accounts } = await createApp({
       ...deps,
       tokens: tokens.verifier,
       bus: createEventBus(redis),
@@ -20,6 +22,9 @@ export const notesService: ServiceDefinition<Config> = {
     const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
     const stopEvents = events.start(config.EVENTS_INTERVAL);
     const stopPruning = turns.startPruning();
+    const stopPurges = repeatEvery(PURGE_AGAIN_EVERY_MS, accounts.purgeAgain, (err) =>
+      logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
+    );
     return {
       app,
       onClose: async () => {
@@ -27,6 +32,7 @@ export const notesService: ServiceDefinition<Config> = {
         tokens.stop();
         await stopOutbox();
         await stopEvents();
+        await stopPurges();
         redis.disconnect();
       },
     };

@@ -1,5 +1,7 @@
 import { verifierFollowing } from '@cs/auth';
 import { busClient, createEventBus } from '@cs/event-bus';
+import { repeatEvery } from '@cs/lifecycle';
+import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
 import type { ServiceDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
@@ -12,15 +14,23 @@ export const postsService: ServiceDefinition<Config> = {
     const { config, logger } = deps;
     const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = busClient(config.REDIS_URL);
-    const { app, turns, events } = await createApp({ ...deps, tokens: tokens.verifier, bus: createEventBus(redis) });
+    const { app, turns, events, accounts } = await createApp({
+      ...deps,
+      tokens: tokens.verifier,
+      bus: createEventBus(redis),
+    });
     const stopPruning = turns.startPruning();
     const stopEvents = events.start(config.EVENTS_INTERVAL);
+    const stopPurges = repeatEvery(PURGE_AGAIN_EVERY_MS, accounts.purgeAgain, (err) =>
+      logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
+    );
     return {
       app,
       onClose: async () => {
         stopPruning();
         tokens.stop();
         await stopEvents();
+        await stopPurges();
         redis.disconnect();
       },
     };
