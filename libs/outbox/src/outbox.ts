@@ -19,7 +19,15 @@
  * between: never that.
  *
  * Then, for every entry:
- * - a try is taken under a lease decided by a unique index (lease.ts), for `leaseMs`;
+ * - a try is taken under a lease decided by a unique index (lease.ts), for `leaseMs`; but the
+ *   first try of a dispatched entry younger than FIRST_TRY_MS takes none: no poll takes an entry
+ *   that young and never tried, and this process tries it once at a time (should that try
+ *   outlive FIRST_TRY_MS, a poll's try beside it is one more handling, which handlers allow);
+ * - the dispatch may hand the handler what the write wrote (`written`), so that it need not read
+ *   it again; and the writer of a new document may say that its entry is the document's first
+ *   (`first`), so that its order need not be looked up;
+ * - done entries are deleted together: those done within one turn of the event loop, in one
+ *   `deleteMany`;
  * - handlers are idempotent: an entry may be handled more than once (a lease run out, a process
  *   dead after the handler and before the entry's deletion). A handler that returns is done, and
  *   the entry is deleted; one that throws is tried again after `backoffMs` (backoff.ts), for
@@ -69,16 +77,17 @@ const BATCH = 20;
 
 type Own<E extends OutboxEntry> = Omit<E, keyof OutboxEntry> & { _id?: E['_id'] };
 
-export interface OutboxOptions<E extends OutboxEntry> {
+export interface OutboxOptions<E extends OutboxEntry, W = never> {
   /** The outbox's name: its metrics label and its leases' prefix. */
   name: string;
   /** The entries' collection, with the domain's own fields. */
   entries: Model<E>;
   /**
    * Does what the entry asks. May run more than once for one entry: it must be idempotent, and
-   * settle the entry against the document as it is now (see above). Throws to be tried again.
+   * settle the entry against the document as it is now (see above), or as `written` when the
+   * dispatch hands it what the write wrote. Throws to be tried again.
    */
-  handle(entry: E): Promise<void>;
+  handle(entry: E, written?: W): Promise<void>;
   /** A field naming the document an entry is about: that document's entries go in order. */
   orderBy?: keyof Own<E> & string;
   /** What a try does, for the log: "<what> failed; will retry". */
@@ -87,7 +96,15 @@ export interface OutboxOptions<E extends OutboxEntry> {
   leaseMs?: number;
 }
 
-export interface Outbox<E extends OutboxEntry> {
+/** What a dispatch may tell of its entry's write. */
+export interface Dispatched<W> {
+  /** What the write wrote, handed to the handler on this try. */
+  written?: W;
+  /** The entry is its document's first (the write created the document): no earlier one to wait for. */
+  first?: boolean;
+}
+
+export interface Outbox<E extends OutboxEntry, W = never> {
   /**
    * Writes an entry (step 1 of the recipe). With an `_id`, idempotent: an entry already there is
    * kept as it is, and returned.
@@ -96,7 +113,7 @@ export interface Outbox<E extends OutboxEntry> {
   /**
    * Tries an entry now, in the background (step 3). An entry in backoff waits for its time.
    */
-  dispatch(entry: E): void;
+  dispatch(entry: E, dispatched?: Dispatched<W>): void;
   /** Tries due entries, oldest due first, at most `limit`; how many were done. */
   drain(limit?: number): Promise<number>;
   /**
@@ -110,7 +127,7 @@ export interface Outbox<E extends OutboxEntry> {
 
 type Outcome = 'done' | 'failed' | 'not taken';
 
-export function createOutbox<E extends OutboxEntry>({
+export function createOutbox<E extends OutboxEntry, W = never>({
   name,
   entries,
   handle,
@@ -118,9 +135,12 @@ export function createOutbox<E extends OutboxEntry>({
   what,
   logger,
   leaseMs = LEASE_MS,
-}: OutboxOptions<E>): Outbox<E> {
+}: OutboxOptions<E, W>): Outbox<E, W> {
   const leases = createLeases(entries.db, name, { leaseMs });
   const idOf = (entry: E) => String(entry._id);
+  /** Entries being tried in this process: never twice at once here. */
+  const trying = new Set<string>();
+  const deletions = createBatchedDeletion(entries);
   /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
   const waiting = new Map<string, E>();
   const running = new Set<Promise<unknown>>();
@@ -158,28 +178,42 @@ export function createOutbox<E extends OutboxEntry>({
       (async () => {
         const first = await firstOf(entry);
         const successor = first && waiting.get(first);
-        if (successor) await attempt(successor, Date.now(), true);
+        if (successor) await attempt(successor, Date.now(), {});
       })(),
     );
   }
 
-  async function attempt(entry: E, readAt: number, dispatched: boolean): Promise<Outcome> {
+  async function attempt(entry: E, readAt: number, dispatched: Dispatched<W> | undefined): Promise<Outcome> {
+    const id = idOf(entry);
+    if (trying.has(id)) return 'not taken';
+    trying.add(id);
+    try {
+      return await tryEntry(entry, readAt, dispatched);
+    } finally {
+      trying.delete(id);
+    }
+  }
+
+  async function tryEntry(entry: E, readAt: number, dispatched: Dispatched<W> | undefined): Promise<Outcome> {
     const attempts = entry.attempts ?? 0;
     if (entry.dueAt.getTime() > readAt) return 'not taken';
     const id = idOf(entry);
-    if ((await firstOf(entry)) !== id) {
+    if (!dispatched?.first && (await firstOf(entry)) !== id) {
       if (dispatched && !waiting.has(id)) {
         waiting.set(id, entry);
         // Those whose earlier entry another process finished are found by a poll instead.
         if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
         // The earlier entry may have been done between the read above and now, and looked for
         // its successor before this one waited: asked once more, now that it waits.
-        background(attempt(entry, Date.now(), true));
+        background(attempt(entry, Date.now(), {}));
       }
       return 'not taken';
     }
     waiting.delete(id);
-    const tried = await leases.take(id, attempts, readAt);
+    // No poll takes an entry this young and never tried: this try needs no lease (see above).
+    const unleased =
+      dispatched !== undefined && attempts === 0 && Date.now() - entry.createdAt.getTime() < FIRST_TRY_MS;
+    const tried = unleased ? 1 : await leases.take(id, attempts, readAt);
     if (tried === undefined) return 'not taken';
     const filter = { _id: entry._id } as never;
     // The try is recorded on the entry (so that polls leave it alone until its lease ends) only
@@ -191,7 +225,7 @@ export function createOutbox<E extends OutboxEntry>({
       recorded.catch(() => undefined);
     }, RECORD_AFTER_MS);
     try {
-      await handle({ ...entry, attempts: tried });
+      await handle({ ...entry, attempts: tried }, dispatched?.written);
     } catch (err) {
       clearTimeout(record);
       await recorded?.catch(() => undefined);
@@ -205,12 +239,12 @@ export function createOutbox<E extends OutboxEntry>({
     }
     clearTimeout(record);
     await recorded?.catch(() => undefined);
-    await entries.deleteOne(filter);
+    await deletions.delete(entry._id);
     next(entry);
     return 'done';
   }
 
-  const self: Outbox<E> = {
+  const self: Outbox<E, W> = {
     async enqueue(fields) {
       const now = Date.now();
       const bookkeeping = { attempts: 0, dueAt: new Date(now), lastError: null, createdAt: new Date(now) };
@@ -229,8 +263,8 @@ export function createOutbox<E extends OutboxEntry>({
       return entry;
     },
 
-    dispatch(entry) {
-      background(attempt(entry, Date.now(), true));
+    dispatch(entry, dispatched = {}) {
+      background(attempt(entry, Date.now(), dispatched));
     },
 
     drain: (limit = 100) => pass(limit, 0),
@@ -264,7 +298,7 @@ export function createOutbox<E extends OutboxEntry>({
       let takenNow = 0;
       for (const entry of due) {
         if ((entry.attempts ?? 0) === 0 && readAt - entry.createdAt.getTime() < leaveMs) continue;
-        const outcome = await attempt(entry, readAt, false);
+        const outcome = await attempt(entry, readAt, undefined);
         if (outcome === 'not taken') continue;
         takenNow += 1;
         if (outcome === 'done') done += 1;
@@ -277,4 +311,27 @@ export function createOutbox<E extends OutboxEntry>({
   }
   watchOutbox(name, self.backlog);
   return self;
+}
+
+/**
+ * Deletes done entries together: those asked for within one turn of the event loop go in one
+ * `deleteMany`, and each caller's promise settles with it. Under load, many tries end close
+ * together, and each deletion is one operation fewer.
+ */
+function createBatchedDeletion<E extends OutboxEntry>(entries: Model<E>) {
+  let batch: { ids: unknown[]; done: Promise<unknown> } | undefined;
+  return {
+    delete(id: unknown): Promise<unknown> {
+      if (!batch) {
+        const ids: unknown[] = [];
+        const done = new Promise((resolve) => setImmediate(resolve)).then(() => {
+          batch = undefined;
+          return entries.deleteMany({ _id: trusted({ $in: ids }) } as never).exec();
+        });
+        batch = { ids, done };
+      }
+      batch.ids.push(id);
+      return batch.done;
+    },
+  };
 }

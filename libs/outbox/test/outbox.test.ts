@@ -288,6 +288,64 @@ describe('dispatch', () => {
   });
 });
 
+describe('the cost of a dispatched entry', () => {
+  it('when fresh entries are dispatched with what their writes wrote, then they take no lease and no order lookup, the handler gets what was written, and entries done together go in one deletion', async () => {
+    const name = fresh();
+    const entries = jobs(name);
+    const seen: Array<string | undefined> = [];
+    const outbox = createOutbox<Job, string>({
+      name,
+      entries,
+      what: 'job',
+      orderBy: 'doc',
+      logger,
+      async handle(_entry, written) {
+        seen.push(written);
+      },
+    });
+    const fromEnqueue = await Promise.all(['a', 'b', 'c'].map((doc) => outbox.enqueue({ doc, step: 0 })));
+    const operations: string[] = [];
+    db.connection.set('debug', (collection: string, method: string) => operations.push(`${collection}.${method}`));
+    try {
+      for (const entry of fromEnqueue) outbox.dispatch(entry, { written: `as written: ${entry.doc}`, first: true });
+      await eventually(
+        'the three entries done',
+        () => entries.countDocuments(),
+        (left) => left === 0,
+      );
+    } finally {
+      db.connection.set('debug', false);
+    }
+    expect(seen.sort()).toEqual(['as written: a', 'as written: b', 'as written: c']);
+    expect(operations.filter((op) => !op.endsWith('.countDocuments'))).toEqual([`${name}.deleteMany`]);
+  });
+
+  it('when one entry is dispatched twice at once in one process, then it is handled once', async () => {
+    const name = fresh();
+    let handled = 0;
+    const outbox = createOutbox({
+      name,
+      entries: jobs(name),
+      what: 'job',
+      logger,
+      async handle() {
+        handled += 1;
+        await sleep(50);
+      },
+    });
+    const entry = await outbox.enqueue({ doc: 'twice', step: 0 });
+    outbox.dispatch(entry);
+    outbox.dispatch(entry);
+    await eventually(
+      'the entry done',
+      () => jobs(name).countDocuments(),
+      (left) => left === 0,
+    );
+    await sleep(100);
+    expect(handled).toBe(1);
+  });
+});
+
 describe('a poll beside a dispatch', () => {
   it('when polls come between an entry and the write it announces, then they leave the entry to its dispatch', async () => {
     const name = fresh();

@@ -4,7 +4,8 @@
  * process dies right after the commit. The same recipe as posts' (services/posts post-events.ts):
  * the entry first, with the note's next version, then the write, then the entry tried at once.
  *
- * The handler tells the note as it is once that shows the write: `notes.upsert` with the note as
+ * The handler tells the note as it is (as the write wrote it, when its dispatch says: then with no
+ * read) once that shows the write: `notes.upsert` with the note as
  * GET answers it, or `notes.remove` once it is gone. A note still at an earlier version (the write
  * has not landed yet) is tried again until the write has landed or never will. Entries of one note
  * go in order; each event's key names the note's version (or its end), so an entry handled twice,
@@ -33,17 +34,17 @@ export function createNoteEvents({
   bus: EventBus;
   logger: Logger;
 }) {
-  const outbox = createOutbox({
+  const outbox = createOutbox<NoteEventRecord, NoteRecord>({
     name: 'note_events',
     entries,
     what: 'note event',
     orderBy: 'noteId',
     logger,
-    async handle(entry) {
+    async handle(entry, asWritten) {
       const { noteId, authorId } = entry;
       // A null may not be stored at all (the outbox writes entries with $setOnInsert).
       const written = entry.version ?? null;
-      const record = await notes.findById(noteId, NOTE_FIELDS).lean<NoteRecord>();
+      const record = asWritten ?? (await notes.findById(noteId, NOTE_FIELDS).lean<NoteRecord>());
       if (!record) {
         // Created and not there yet: tried again. Otherwise it is gone (this write, or a later one).
         if (written !== null && !isSettled(entry)) throw new Error('the note is not there yet');
@@ -72,8 +73,12 @@ export function createNoteEvents({
         version,
       });
     },
-    /** Tries an entry now, in the background: its write is done. */
-    dispatch: (entry: NoteEventRecord) => outbox.dispatch(entry),
+    /**
+     * Tries an entry now, in the background: its write is done, and wrote `written` (told as it
+     * is, without a read), a new note when `created`.
+     */
+    dispatch: (entry: NoteEventRecord, written?: NoteRecord, { created = false } = {}) =>
+      outbox.dispatch(entry, { written, first: created }),
     /** Polls for entries no live process tried; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
     /** Processes due entries now; how many were done. */

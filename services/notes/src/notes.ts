@@ -75,8 +75,9 @@ export function createNotes({
       try {
         const told = await events.record(record._id.toHexString(), authorId, 0);
         await record.save();
-        events.dispatch(told);
-        return toNote(record.toObject());
+        const written = record.toObject() as NoteRecord;
+        events.dispatch(told, written, { created: true });
+        return toNote(written);
       } catch (err) {
         if (input.attachmentKey) await releaseLater(record._id, authorId, input.attachmentKey);
         throw err;
@@ -127,7 +128,7 @@ export function createNotes({
           },
           tell(id, authorId),
         );
-        if (prepared) events.dispatch(prepared);
+        if (prepared) events.dispatch(prepared, after);
         if (keyChangesFrom(before) && before.attachmentKey) {
           // Another write may have replaced the key we began with: then this one releases its key.
           if (release && before.attachmentKey === held) outbox.releaseSoon(release);
@@ -180,7 +181,7 @@ export function createNotes({
       const holder = await notes.findOne({ authorId, attachmentKey: key }, '_id').lean<Pick<NoteRecord, '_id'>>();
       if (!holder) return;
       const noteId = holder._id.toHexString();
-      const { prepared } = await owned
+      const { prepared, after } = await owned
         .update(
           noteId,
           authorId,
@@ -192,9 +193,9 @@ export function createNotes({
         )
         .catch((err: unknown) => {
           if (!(err instanceof HttpError && err.status === 404)) throw err;
-          return { prepared: undefined };
+          return { prepared: undefined, after: undefined };
         });
-      if (prepared) events.dispatch(prepared);
+      if (prepared) events.dispatch(prepared, after);
     },
 
     async attachmentLink(id: string, authorId: string, authorization: string) {

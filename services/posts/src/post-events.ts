@@ -4,7 +4,8 @@
  * commit. An outbox of `@cs/outbox`, by its recipe: the entry first (the post's next version),
  * then the write, then the entry tried at once; polling only when that try did not happen.
  *
- * The handler tells the post as it is when the entry is handled, once that shows the write:
+ * The handler tells the post as it is when the entry is handled (as the write wrote it, when its
+ * dispatch says: then with no read), once that shows the write:
  * - it is there, at the entry's version or later: `my-posts.upsert` to its author; on `posts`,
  *   `posts.upsert` when it is published, `posts.remove` when it was published before the write
  *   and is not now. A draft is on no public topic.
@@ -52,14 +53,14 @@ export function createPostEvents({
   bus: EventBus;
   logger: Logger;
 }) {
-  const outbox = createOutbox({
+  const outbox = createOutbox<PostEventRecord, PostRecord>({
     name: 'post_events',
     entries,
     what: 'post event',
     orderBy: 'postId',
     logger,
-    async handle(entry) {
-      const record = await posts.findById(entry.postId, `${POST_FIELDS} version`).lean<PostRecord>();
+    async handle(entry, asWritten) {
+      const record = asWritten ?? (await posts.findById(entry.postId, `${POST_FIELDS} version`).lean<PostRecord>());
       const { postId, authorId } = entry;
       // An empty list or a null may not be stored at all (the outbox writes with $setOnInsert).
       const tagsBefore = entry.tagsBefore ?? [];
@@ -125,8 +126,12 @@ export function createPostEvents({
         tagsBefore: write.before?.tags ?? [],
       } as Omit<PostEventRecord, 'attempts' | 'dueAt' | 'lastError' | 'createdAt'>);
     },
-    /** Tries an entry now, in the background: its write is done. */
-    dispatch: (entry: PostEventRecord) => outbox.dispatch(entry),
+    /**
+     * Tries an entry now, in the background: its write is done, and wrote `written` (told as it
+     * is, without a read), a new post when `created`.
+     */
+    dispatch: (entry: PostEventRecord, written?: PostRecord, { created = false } = {}) =>
+      outbox.dispatch(entry, { written, first: created }),
     /** Polls for entries no live process tried; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
     /** Processes due entries now; how many were done. */

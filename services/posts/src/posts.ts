@@ -104,9 +104,9 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         before: null,
         publishes: false,
       });
-      const record = await posts.create({ _id, ...post, authorId, status: 'draft' });
-      events.dispatch(told);
-      return toPost(record.toObject());
+      const record = (await posts.create({ _id, ...post, authorId, status: 'draft' })).toObject() as PostRecord;
+      events.dispatch(told, record, { created: true });
+      return toPost(record);
     },
 
     /**
@@ -130,7 +130,7 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         },
         tell(id, authorId),
       );
-      if (prepared) events.dispatch(prepared);
+      if (prepared) events.dispatch(prepared, after);
       if (before.status === 'published' || after.status === 'published') {
         await listing.changed({ postId: id }, after);
       }
@@ -177,7 +177,7 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         },
         tell(postId, userId),
       );
-      if (prepared) events.dispatch(prepared);
+      if (prepared) events.dispatch(prepared, after);
       await listing.changed({ postId }, after);
       return toPost(after);
     },
