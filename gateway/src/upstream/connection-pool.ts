@@ -1,14 +1,14 @@
 /**
- * One keep-alive pool of connections per upstream. Idle sockets are retired a second before the
- * services' announced keep-alive timeout (`Keep-Alive: timeout=5`, which the agent would honour
- * anyway), so we never write a request onto a socket the service is closing, whether on a quiet
- * moment or while it drains for a restart (libs/lifecycle keeps open connections until then). A
+ * One keep-alive pool of connections per upstream. Idle sockets are retired after 4 s, long
+ * before the services' announced keep-alive timeout (`Keep-Alive: timeout=30`,
+ * SERVICE_KEEP_ALIVE_TIMEOUT_MS), so we never write a request onto a socket the service is
+ * closing, even with this event loop late by seconds, whether on a quiet moment or while the
+ * service drains for a restart (libs/lifecycle keeps open connections until then). A
  * socket that has carried REQUESTS_PER_CONNECTION requests is closed by us when it comes back to
  * the pool (`keepSocketAlive`, Node's hook for that), while nothing is being written onto it.
  */
 import { Agent } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { nextReplicaFirst } from './replica-rotation';
 
 /**
@@ -24,6 +24,8 @@ export const REQUESTS_PER_CONNECTION = 100;
  * `maxSockets`); requests beyond it wait for one.
  */
 const UPSTREAM_MAX_SOCKETS = 256;
+/** How long a pooled socket may stay idle before the gateway closes it. */
+const IDLE_SOCKET_RETIRED_MS = 4_000;
 let pools = 0;
 let streamPools = 0;
 
@@ -56,7 +58,7 @@ export function connectionPool(): Agent {
     keepAliveMsecs: 1000,
     maxSockets: UPSTREAM_MAX_SOCKETS,
     maxFreeSockets: 64,
-    timeout: KEEP_ALIVE_TIMEOUT_MS - 1000,
+    timeout: IDLE_SOCKET_RETIRED_MS,
     lookup: nextReplicaFirst,
   });
 }

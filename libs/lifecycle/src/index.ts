@@ -36,6 +36,8 @@ export interface RunServerOptions {
   handleSignals?: boolean;
   /** Called with the server before it listens: limits and listeners of the caller's own. */
   configure?: (server: Server) => void;
+  /** How long an idle connection stays open (KEEP_ALIVE_TIMEOUT_MS; services: SERVICE_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -51,6 +53,16 @@ export interface RunningServer {
  * onto a connection we are closing. The gateway's agent also retires idle sockets after 4 s.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/**
+ * The same for a service behind the gateway. The gateway's agent retires its idle sockets after
+ * 4 s, by a timer of its event loop; under load (a 2-core machine building images beside the
+ * running stack), that loop can be late by more than the one second between that and 5 s, and
+ * then write a request onto a socket the service has just closed: a reset, and a POST that cannot
+ * be sent again (Compose's occasional 502 on a redeploy). A service keeps idle connections far
+ * longer, so that its clients always retire them first; only our own hops connect to it.
+ */
+export const SERVICE_KEEP_ALIVE_TIMEOUT_MS = 30_000;
 
 /**
  * How long a connection may take to send a request's headers (the first request from the moment
@@ -116,8 +128,9 @@ function answerJson(res: ServerResponse, status: number, error: string): void {
  *    response is sent. Requests in flight at the signal get the same header.
  * 4. Idle connections end the way they always do: the client retires them before the announced
  *    keep-alive timeout, or we close them when it runs out. Either way no client is writing onto
- *    them then, so the drain ends within about KEEP_ALIVE_TIMEOUT_MS once the last response is
- *    sent, and `shutdownTimeoutMs` bounds it whatever the clients do.
+ *    them then, so the drain ends within about the keep-alive timeout once the last response is
+ *    sent (for a service, as soon as the gateway retires its sockets), and `shutdownTimeoutMs`
+ *    bounds it whatever the clients do.
  * 5. Run `onClose`.
  * Answers that never end on their own (event streams) are ended by `onClosing` at step 1: their
  * clients reconnect, to this process's replacement or another replica.
@@ -134,6 +147,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     onClose,
     shutdownTimeoutMs = 10_000,
     handleSignals = true,
+    keepAliveTimeoutMs = KEEP_ALIVE_TIMEOUT_MS,
   } = options;
   let closing = false;
   const handle = app.callback();
@@ -152,7 +166,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       return handle(req, res);
     },
   );
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('clientError', answerMalformed);
   // An Expect other than 100-continue: Node would answer a bare 417 itself.
   server.on('checkExpectation', (_req, res: ServerResponse) =>

@@ -6,7 +6,7 @@
  * last spans at the end.
  */
 import { configOrExit } from '@cs/config';
-import { type HttpApp, runServer } from '@cs/lifecycle';
+import { type HttpApp, runServer, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
 import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
@@ -89,6 +89,7 @@ export async function runService<C extends BaseConfig>(definition: ServiceDefini
       host: config.HOST,
       logger,
       onClosing: service.onClosing,
+      keepAliveTimeoutMs: SERVICE_KEEP_ALIVE_TIMEOUT_MS,
       onClose: async () => {
         await service.close();
         await metrics?.close();
