@@ -32,8 +32,8 @@ import type { UnreadStreamsResult, UnreadStreamsSpec } from './unread-streams';
 
 /** Published posts stored before any attack. */
 export const ATTACK_POSTS = Number(process.env.BENCH_ATTACK_POSTS ?? 10_000);
-/** Only the attacks named here (comma-separated; all by default), for a run of one or two. */
-const ONLY_ATTACKS = process.env.BENCH_ATTACKS?.split(',').map((name) => name.trim());
+/** Only the attacks named here (separated by semicolons, as names have commas; all by default), for a run of one or two. */
+const ONLY_ATTACKS = process.env.BENCH_ATTACKS?.split(';').map((name) => name.trim());
 /** How long the bystander measures, alone and beside each attack. */
 const MEASURE_S = Number(process.env.BENCH_ATTACK_S ?? 25);
 /** Each attack runs this long before the bystander starts measuring, and 1 s after it stops. */
