@@ -159,15 +159,12 @@ export const jwtSpec = {
   JWT_EXPIRES_IN: env.duration('1h'),
 };
 
-/** WRITE_CONCURRENCY unless set: below what saturates two cores with FerretDB (`npm run bench`, 11). */
-export const DEFAULT_WRITE_CONCURRENCY = 4;
-
 /**
  * Writes of a service that run at once in one process (posts, notes); the rest wait their
- * account's turn (`@cs/koa` write-turns.ts).
+ * account's turn (`@cs/koa` write-turns.ts). 0: one per core.
  */
 export const writesSpec = {
-  WRITE_CONCURRENCY: env.int(DEFAULT_WRITE_CONCURRENCY, { min: 1, max: 256 }),
+  WRITE_CONCURRENCY: env.int(0, { min: 0, max: 256 }),
 };
 
 /** Where a service that is not identity reads the revocation log (@cs/auth's revocation feed). */

@@ -14,6 +14,7 @@ import { type AppState, createServiceApp, requireAuth, writeBulkhead, writesInTu
 const started: string[] = [];
 const open: Array<() => void> = [];
 let server: Server;
+const line = writeBulkhead(1);
 
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((r) => setTimeout(r, 5));
@@ -26,7 +27,6 @@ function finishOne(): void {
 
 beforeAll(() => {
   const router = new Router<AppState>();
-  const line = writeBulkhead(1);
   router.post('/things/:label', requireAuth(verifierWithoutRevocations()), writesInTurn(line), async (ctx) => {
     started.push(ctx.params.label as string);
     await new Promise<void>((resolve) => open.push(resolve));
@@ -54,11 +54,10 @@ describe('writes in turn', () => {
     const bystander = newCaller();
     const http = request(server);
     const imports = ['i1', 'i2', 'i3', 'i4'].map((label) => http.post(`/things/${label}`).set(importer.auth).then());
-    await until(() => started.length === 1);
     // The other three wait in line before the bystander comes.
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => started.length === 1 && line.load().waiting === 3);
     const own = http.post('/things/b1').set(bystander.auth).then();
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => line.load().waiting === 4);
 
     while (started.length < 5 || open.length > 0) {
       await until(() => open.length > 0);

@@ -1,5 +1,4 @@
 import type { TokenVerifier } from '@cs/auth';
-import { DEFAULT_WRITE_CONCURRENCY } from '@cs/config';
 import type { EventBus } from '@cs/event-bus';
 import { createBulkhead, createServiceApp, deletedAccountRoutes, writeBulkhead } from '@cs/koa';
 import type { Logger } from '@cs/log';
@@ -43,7 +42,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
       postRoutes(posts, {
         tokens,
         accounts,
-        writes: writeBulkhead(config.WRITE_CONCURRENCY ?? DEFAULT_WRITE_CONCURRENCY),
+        writes: writeBulkhead(config.WRITE_CONCURRENCY ?? 0),
       }),
       deletedAccountRoutes(accounts, { secret }),
     ],
