@@ -204,8 +204,9 @@ export function createOutbox<E extends OutboxEntry, W = never>({
         // Those whose earlier entry another process finished are found by a poll instead.
         if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
         // The earlier entry may have been done between the read above and now, and looked for
-        // its successor before this one waited: asked once more, now that it waits.
-        background(attempt(entry, Date.now(), {}));
+        // its successor before this one waited: asked once more, now that it waits, once this
+        // try has let go of it (`trying`).
+        background(new Promise((resolve) => setImmediate(resolve)).then(() => attempt(entry, Date.now(), {})));
       }
       return 'not taken';
     }
