@@ -5,9 +5,10 @@
  * A write costs several database operations, each a few milliseconds of CPU on FerretDB, so a
  * single account with many workers (an import) could otherwise keep every core busy, and every
  * other account's requests, reads from memory included, would wait behind its queue. In turns,
- * the import still runs at the pace the database allows while nobody else writes, and another
- * account's write waits for one place to free, not behind the import. What one account may have
- * waiting is bounded too: past 64 writes, 429 with Retry-After.
+ * the import runs as fast as the line lets one account while nobody else writes, the cores keep
+ * room for everyone's reads, and another account's write waits for one place to free, not behind
+ * the import. What one account may have waiting is bounded too: past 64 writes, 429 with
+ * Retry-After.
  */
 import { availableParallelism } from 'node:os';
 import { type Bulkhead, createBulkhead } from './bulkhead';
