@@ -31,6 +31,8 @@ export interface Bulkhead {
   run<T>(client: string, work: () => Promise<T>, options?: { priority?: boolean }): Promise<T>;
   /** Pieces running and waiting now. */
   load(): { running: number; waiting: number };
+  /** Refuses every piece waiting now with `err`, at once: what they would run on is away. */
+  refuseWaiting(err: Error): void;
 }
 
 export const bulkheadRefusals = counter(
@@ -39,7 +41,11 @@ export const bulkheadRefusals = counter(
   ['bulkhead', 'reason'],
 );
 
-type Waiter = () => void;
+/** A piece waiting in line: let it run, or refuse it. */
+interface Waiter {
+  go(): void;
+  refuse(err: Error): void;
+}
 
 /** One line: per client a queue, and the clients with something waiting, in the order they are served. */
 class FairLine {
@@ -84,6 +90,15 @@ class FairLine {
     this.size -= 1;
     return waiter;
   }
+
+  /** Every waiter, in no particular order; the line is left empty. */
+  takeAll(): Waiter[] {
+    const all = [...this.queues.values()].flat();
+    this.queues.clear();
+    this.turn.length = 0;
+    this.size = 0;
+    return all;
+  }
 }
 
 export function createBulkhead({
@@ -107,7 +122,7 @@ export function createBulkhead({
 
   const release = () => {
     const next = lines.priority.shift() ?? lines.normal.shift();
-    if (next) next();
+    if (next) next.go();
     else running -= 1;
   };
 
@@ -119,9 +134,15 @@ export function createBulkhead({
         if (line.size >= total) throw refuse(503, 'full');
         // The place is handed over by release(): `running` counts it already.
         await new Promise<void>((resolve, reject) => {
-          const waiter = () => {
-            clearTimeout(timer);
-            resolve();
+          const waiter: Waiter = {
+            go() {
+              clearTimeout(timer);
+              resolve();
+            },
+            refuse(err) {
+              clearTimeout(timer);
+              reject(err);
+            },
           };
           const timer = setTimeout(() => {
             line.remove(client, waiter);
@@ -140,5 +161,9 @@ export function createBulkhead({
     },
 
     load: () => ({ running, waiting: lines.priority.size + lines.normal.size }),
+
+    refuseWaiting(err) {
+      for (const waiter of [...lines.priority.takeAll(), ...lines.normal.takeAll()]) waiter.refuse(err);
+    },
   };
 }

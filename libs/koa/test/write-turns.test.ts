@@ -4,6 +4,7 @@
  */
 
 import type { Server } from 'node:http';
+import { HttpError, messages } from '@cs/errors';
 import { captureLogger, newCaller, verifierWithoutRevocations } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Router from '@koa/router';
@@ -12,7 +13,8 @@ import { type AppState, createServiceApp, requireAuth, writeBulkhead, writesInTu
 
 /** Writes started, by the label their body names; each waits until `finish` lets it end. */
 const started: string[] = [];
-const open: Array<() => void> = [];
+/** The running writes, oldest first: each ends when called, failing with `failure` if given. */
+const open: Array<(failure?: Error) => void> = [];
 let server: Server;
 const line = writeBulkhead(1);
 
@@ -29,7 +31,7 @@ beforeAll(() => {
   const router = new Router<AppState>();
   router.post('/things/:label', requireAuth(verifierWithoutRevocations()), writesInTurn(line), async (ctx) => {
     started.push(ctx.params.label as string);
-    await new Promise<void>((resolve) => open.push(resolve));
+    await new Promise<void>((resolve, reject) => open.push((failure) => (failure ? reject(failure) : resolve())));
     ctx.status = 204;
   });
   router.post('/unauthenticated', writesInTurn(line), (ctx) => {
@@ -45,6 +47,8 @@ beforeAll(() => {
   server = app.listen(0, '127.0.0.1');
 });
 afterAll(() => {
+  // Writes a failing test left running end, so the server can close.
+  while (open.length > 0) finishOne();
   server.close();
 });
 
@@ -70,6 +74,25 @@ describe('writes in turn', () => {
     // The importer's first write, one more of theirs as it ends, then the bystander's.
     expect(started.slice(0, 2).every((label) => label.startsWith('i'))).toBe(true);
     expect(started[2]).toBe('b1');
+  });
+
+  it('when a write fails because the database is away (503), then the writes waiting get its 503 at once, without running', async () => {
+    const http = request(server);
+    const [first, second] = [newCaller(), newCaller()];
+    const running = http.post('/things/f1').set(first.auth).then();
+    await until(() => started.includes('f1'));
+    const waiting = [http.post('/things/f2').set(first.auth).then(), http.post('/things/f3').set(second.auth).then()];
+    await until(() => line.load().waiting === 2);
+
+    const away = Object.assign(new Error('connection closed'), { name: 'MongoNetworkError' });
+    open.shift()?.(new HttpError(503, messages.unavailable, { cause: away }));
+    const answers = await Promise.all([running, ...waiting]);
+
+    expect(answers.map((res) => [res.status, res.body.error])).toEqual(
+      Array.from({ length: 3 }, () => [503, messages.unavailable]),
+    );
+    expect(started.filter((label) => label.startsWith('f'))).toEqual(['f1']);
+    expect(line.load()).toEqual({ running: 0, waiting: 0 });
   });
 
   it('when a route has no caller, then it fails closed rather than share one turn', async () => {
