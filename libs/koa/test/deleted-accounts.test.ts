@@ -33,7 +33,7 @@ beforeAll(async () => {
   db = await openTestDatabase(__filename);
   const collection = db.connection.collection<{ ownerId: string }>('things');
   things = collection;
-  accounts = createDeletedAccounts(db.connection, async (userId) => {
+  accounts = await createDeletedAccounts(db.connection, async (userId) => {
     await collection.deleteMany({ ownerId: userId });
   });
   const router = new Router<AppState>();

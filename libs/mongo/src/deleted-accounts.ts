@@ -67,16 +67,20 @@ export interface DeletedAccounts {
   purgeAgain(): Promise<number>;
 }
 
-export function createDeletedAccounts(
+/**
+ * The tombstones of a service's database, their index made first: the collection exists once the
+ * service is ready, not from the first pass of the second purge.
+ */
+export async function createDeletedAccounts(
   connection: Connection,
   purgeData: (userId: string) => Promise<void>,
   {
     collectionName = 'deleted_accounts',
     trustNotDeletedMs = NOT_DELETED_TRUSTED_MS,
   }: { collectionName?: string; trustNotDeletedMs?: number } = {},
-): DeletedAccounts {
+): Promise<DeletedAccounts> {
   const tombstones = connection.collection<Tombstone>(collectionName);
-  let indexed: Promise<unknown> | undefined;
+  await tombstones.createIndex({ purgeAgainAt: 1 }); // the second purge's query
   /** userId → whether deleted, and since when that answer is known (Map order: oldest first). */
   const answers = new Map<string, { deleted: boolean; at: number }>();
   const remember = (userId: string, deleted: boolean) => {
@@ -116,11 +120,6 @@ export function createDeletedAccounts(
       await purgeData(userId);
     },
     async purgeAgain() {
-      indexed ??= tombstones.createIndex({ purgeAgainAt: 1 }).catch((err: unknown) => {
-        indexed = undefined;
-        throw err;
-      });
-      await indexed;
       const due = await tombstones
         .find({ purgeAgainAt: { $lte: new Date() } }, { projection: { _id: 1 } })
         .limit(PURGES_PER_PASS)

@@ -19,7 +19,7 @@ describe('createDeletedAccounts', () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
     const userId = newUserId();
     const seenByPurge: unknown[] = [];
-    const accounts = createDeletedAccounts(db.connection, async (id) => {
+    const accounts = await createDeletedAccounts(db.connection, async (id) => {
       seenByPurge.push(await tombstones.findOne({ _id: id }));
     });
 
@@ -35,7 +35,7 @@ describe('createDeletedAccounts', () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
     const userId = newUserId();
     let purges = 0;
-    const accounts = createDeletedAccounts(db.connection, async () => {
+    const accounts = await createDeletedAccounts(db.connection, async () => {
       purges += 1;
     });
 
@@ -51,7 +51,7 @@ describe('createDeletedAccounts', () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
     const elsewhere = newUserId();
     const here = newUserId();
-    const accounts = createDeletedAccounts(db.connection, async () => undefined, { trustNotDeletedMs: 1_500 });
+    const accounts = await createDeletedAccounts(db.connection, async () => undefined, { trustNotDeletedMs: 1_500 });
     expect(await accounts.isDeletedLately(elsewhere)).toBe(false);
     expect(await accounts.isDeletedLately(here)).toBe(false);
 
@@ -72,7 +72,7 @@ describe('the second purge', () => {
     );
     const userId = newUserId();
     const purged: string[] = [];
-    const accounts = createDeletedAccounts(
+    const accounts = await createDeletedAccounts(
       db.connection,
       async (id) => {
         purged.push(id);
@@ -99,7 +99,7 @@ describe('the second purge', () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');
     const elsewhere = newUserId();
     const here = newUserId();
-    const accounts = createDeletedAccounts(db.connection, async () => undefined);
+    const accounts = await createDeletedAccounts(db.connection, async () => undefined);
     const lookedAt = Date.now();
     expect(await accounts.isDeletedLately(elsewhere)).toBe(false);
 

@@ -87,7 +87,10 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
       claimTtlMs: config.UPLOAD_CLAIM_TTL,
     },
   });
-  const accounts = createDeletedAccounts(connection, createAccountPurge({ model, storage, slots, multipartSlots }));
+  const accounts = await createDeletedAccounts(
+    connection,
+    createAccountPurge({ model, storage, slots, multipartSlots }),
+  );
   const allowedTypes = config.UPLOAD_ALLOWED_TYPES;
   // A file larger than the account may hold unattached could never be kept.
   const maxBytesMultipart = Math.min(config.UPLOAD_MAX_BYTES_MULTIPART, config.UPLOAD_MAX_UNCLAIMED_BYTES);

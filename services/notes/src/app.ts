@@ -38,7 +38,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const outbox = createReleaseOutbox({ pending, notes, files, secret, logger });
   const events = createNoteEvents({ entries: eventEntries, notes, bus, logger });
   const domain = createNotes({ notes, files, outbox, events, turns });
-  const accounts = createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
+  const accounts = await createDeletedAccounts(connection, (userId) => domain.removeAllBy(userId));
   const app = createServiceApp({
     name: 'notes',
     logger,

@@ -33,7 +33,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
     events,
     publicChanges: createPublicChanges(config),
   });
-  const accounts = createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
+  const accounts = await createDeletedAccounts(connection, (userId) => posts.removeAllBy(userId));
   const secret = config.JWT_SECRET;
   const app = createServiceApp({
     name: 'posts',
