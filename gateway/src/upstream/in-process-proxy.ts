@@ -43,7 +43,7 @@ export function createInProcessProxy({
     const span = startClientSpan(method, `${target}${req.url}`, method);
     const request = forwarding.body ? withBody(req, forwarding.body, span.headers) : req;
     if (!forwarding.body) Object.assign(req.headers, span.headers);
-    const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined = setTimeout(() => {
       if (res.headersSent || res.destroyed) return;
       logger.error(
         { upstream: name, requestId: req.headers['x-request-id'], path: req.url, timeoutMs },
@@ -52,10 +52,15 @@ export function createInProcessProxy({
       upstreamFailures.inc({ upstream: name, status: 504 });
       answerFailure(res, 504);
     }, timeoutMs);
-    // Once the app begins its answer the timeout is over: a stream does not hold it for its life.
-    overrideAnswerHeaders(res, forwarding, serverTiming, () => clearTimeout(timer));
-    res.on('close', () => {
+    // Once the app begins its answer the timeout is over, and let go: a stream, which lasts for
+    // hours, holds neither it nor what its callback holds.
+    const over = () => {
       clearTimeout(timer);
+      timer = undefined;
+    };
+    overrideAnswerHeaders(res, forwarding, serverTiming, over);
+    res.on('close', () => {
+      over();
       span.end(res.statusCode);
     });
     listener(request, res);

@@ -5,6 +5,7 @@ import type { Logger } from '@cs/log';
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import { createHub } from './hub';
+import { createKeepalives } from './keepalives';
 import { streamsCut } from './metrics';
 import { realtimeRoutes } from './routes';
 import { createStreamBudget } from './stream-budget';
@@ -46,13 +47,14 @@ export async function createApp({ config, redis, logger, tokens }: Deps) {
     shedAtHeapPercent: config.REALTIME_SHED_AT_HEAP_PERCENT,
     onCut: (reason) => streamsCut.inc({ reason }),
   });
+  const keepalives = createKeepalives(config.REALTIME_KEEPALIVE);
   const hub = createHub(bus, budget, logger);
   await hub.start();
   const routes = realtimeRoutes({
     hub,
     tickets: createTickets(redis),
     tokens,
-    stream: { keepaliveMs: config.REALTIME_KEEPALIVE, maxBufferedBytes: config.REALTIME_MAX_BUFFERED },
+    stream: { keepalives, maxBufferedBytes: config.REALTIME_MAX_BUFFERED },
     streamsPerAccount: config.REALTIME_STREAMS_PER_ACCOUNT,
   });
   // Every replica trims; trimming twice drops nothing more. The first trim also tells the
@@ -76,6 +78,7 @@ export async function createApp({ config, redis, logger, tokens }: Deps) {
       routes.stop();
       hub.stop();
       budget.stop();
+      keepalives.stop();
     },
   };
 }

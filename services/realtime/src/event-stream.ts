@@ -1,7 +1,7 @@
 /**
  * One client's stream of Server-Sent Events, on the response of its request: the `id:`, `event:`
- * and `data:` lines of each event, a comment line every `keepaliveMs` so that no idle timeout on
- * the way (the gateway, a balancer) closes a quiet stream, and the end.
+ * and `data:` lines of each event, a comment line now and then (keepalives.ts) so that no idle
+ * timeout on the way (the gateway, a balancer) closes a quiet stream, and the end.
  *
  * What a stream may hold is bounded. Writes are not awaited: a client that reads slower than
  * events come is the kernel's buffer and then Node's. An event is written as one frame that every
@@ -12,9 +12,11 @@
  * process are bounded too (stream-budget.ts), which reads `buffered` and `taken` here.
  */
 import type { ServerResponse } from 'node:http';
+import type { Keepalives, KeptAlive } from './keepalives';
 
 export interface EventStreamOptions {
-  keepaliveMs: number;
+  /** What sends every stream its keepalive comment. */
+  keepalives: Keepalives;
   maxBufferedBytes: number;
 }
 
@@ -31,10 +33,13 @@ export function frameOf(id: string, event: string, data: unknown): Buffer {
   return Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-export class EventStream {
-  private readonly keepalive: NodeJS.Timeout;
+export class EventStream implements KeptAlive {
   private ended = false;
-  private readonly closers: (() => void)[] = [];
+  /**
+   * What runs when the stream ends: two to four callbacks, for hours. Each is added by a copy one
+   * longer (`concat`), where a push or a spread would make room for seventeen.
+   */
+  private closers: (() => void)[] = [];
   /** Bytes of frames handed to the response. */
   private written = 0;
 
@@ -55,7 +60,7 @@ export class EventStream {
     // headers with the first byte of the body, and the client is waiting for them.
     res.write(': open\n\n');
     keepCompact(res);
-    this.keepalive = setInterval(() => this.write(KEEPALIVE), options.keepaliveMs);
+    options.keepalives.add(this);
     // Emitted once per response; `on` spares the wrapper `once` makes.
     res.on('close', () => this.finish());
   }
@@ -77,6 +82,10 @@ export class EventStream {
     return this.written - this.buffered;
   }
 
+  keepalive(): void {
+    this.write(KEEPALIVE);
+  }
+
   /** One event of this stream's own (not shared with others). */
   send(id: string, event: string, data: unknown): void {
     this.write(frameOf(id, event, data));
@@ -94,8 +103,7 @@ export class EventStream {
       const done = () => {
         this.res.off('drain', done);
         // Not kept till the stream ends: a long resume waits once a page.
-        const at = this.closers.indexOf(done);
-        if (at !== -1) this.closers.splice(at, 1);
+        this.closers = this.closers.filter((run) => run !== done);
         resolve();
       };
       this.res.on('drain', done);
@@ -106,7 +114,7 @@ export class EventStream {
   /** Called once the stream ends, whoever ends it. */
   onEnd(run: () => void): void {
     if (this.ended) run();
-    else this.closers.push(run);
+    else this.closers = this.closers.concat(run);
   }
 
   /** Ends the stream: what it holds still goes to the client, if it takes it within END_GRACE_MS. */
@@ -130,8 +138,10 @@ export class EventStream {
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
-    clearInterval(this.keepalive);
-    for (const run of this.closers.splice(0)) run();
+    this.options.keepalives.delete(this);
+    const closers = this.closers;
+    this.closers = [];
+    for (const run of closers) run();
   }
 
   private write(frame: Buffer): void {

@@ -5,12 +5,15 @@
 import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { EventStream } from '../src/event-stream';
+import { createKeepalives } from '../src/keepalives';
 import { type CutReason, createStreamBudget, type StreamBudget } from '../src/stream-budget';
 
 let server: Server | undefined;
 let budget: StreamBudget | undefined;
+const keepalives = createKeepalives(60_000);
+afterAll(() => keepalives.stop());
 afterEach(async () => {
   budget?.stop();
   server?.closeAllConnections();
@@ -21,7 +24,7 @@ afterEach(async () => {
 async function openStreams(count: number, watch: (stream: EventStream) => void): Promise<EventStream[]> {
   const streams: EventStream[] = [];
   server = createServer((_req, res) => {
-    const stream = new EventStream(res, { keepaliveMs: 60_000, maxBufferedBytes: 1_048_576 });
+    const stream = new EventStream(res, { keepalives, maxBufferedBytes: 1_048_576 });
     streams.push(stream);
     watch(stream);
   });
