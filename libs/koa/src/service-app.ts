@@ -3,7 +3,7 @@ import { HttpError, messages } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import type Router from '@koa/router';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { accessLog } from './access-log';
 import type { AppState } from './context';
 import { errorHandler } from './error-handler';
@@ -11,6 +11,7 @@ import { healthRoutes, type ReadinessCheck, withTimeout } from './health';
 import { jsonBody } from './json-body';
 import { httpMetrics } from './metrics';
 import { requestId } from './request-id';
+import { ServiceKoa } from './service-koa';
 import { traceRequests } from './tracing';
 
 export interface ServiceAppOptions {
@@ -38,7 +39,7 @@ export function createServiceApp({
   tokens,
   bodyLimit,
 }: ServiceAppOptions): Koa<AppState> {
-  const app = new Koa<AppState>();
+  const app = new ServiceKoa();
   app.silent = true;
   if (tracingOn()) app.use(traceRequests());
   app.use(requestId());
