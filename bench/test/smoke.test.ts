@@ -75,8 +75,8 @@ function expectAttacks(a: Json): void {
     'unread streams with big updates',
     'resume flood',
     'logout flood',
-    'bulk publisher, 16 addresses',
     'bulk publisher, 1 address',
+    'bulk publisher, 16 addresses',
   ]);
   for (const attack of a.attacks) {
     expect({ attack: attack.name, sent: attack.attacker.sent > 0 }).toEqual({ attack: attack.name, sent: true });
