@@ -60,6 +60,16 @@ function runBench(
   });
 }
 
+/** That the run exited 0; on failure the diff shows what it said, and which scenario it was in. */
+function expectExitedCleanly(run: { code: number | null; stdout: string; stderr: string }): void {
+  const said = (text: string, chars: number) => (run.code === 0 ? '' : text.slice(-chars));
+  expect({ code: run.code, stdout: said(run.stdout, 1500), stderr: said(run.stderr, 3000) }).toEqual({
+    code: 0,
+    stdout: '',
+    stderr: '',
+  });
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON
 type Json = any;
 
@@ -108,8 +118,7 @@ const isRatio = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x
 describe('npm run bench, with tiny durations', () => {
   it('when it runs end to end, then it writes a well-formed report of every scenario', async () => {
     const run = await runBench();
-    // On failure the diff shows what the bench said.
-    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: '' });
+    expectExitedCleanly(run);
 
     const report = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
     expect(report.machine).toMatchObject({
@@ -215,7 +224,7 @@ describe('npm run bench, scenario 11 alone, with tiny durations', () => {
   it("when BENCH_ONLY=attacks, then every attack ran beside the bystander, with the one process's peak memory", async () => {
     const alone = join(out, 'attacks-alone');
     const run = await runBench('run.js', { BENCH_ONLY: 'attacks', BENCH_OUT: alone });
-    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: '' });
+    expectExitedCleanly(run);
 
     const report = JSON.parse(readFileSync(join(alone, 'latest.json'), 'utf8'));
     expectAttacks(report.scenarios.attacks);
@@ -229,7 +238,7 @@ describe('npm run bench, scenario 11 alone, with tiny durations', () => {
 describe('npm run bench:scale, with tiny durations', () => {
   it('when it runs end to end, then it writes every figure: 1 and 2 replicas, the estimate, the hop and Redis', async () => {
     const run = await runBench('scale.js', { BENCH_WARMUP_S: '0', BENCH_CONNECTIONS: '4' });
-    expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({ code: 0, stderr: '' });
+    expectExitedCleanly(run);
 
     const report = JSON.parse(readFileSync(join(out, 'scale.json'), 'utf8'));
     for (const route of ['read', 'write']) {
