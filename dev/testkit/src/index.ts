@@ -14,3 +14,4 @@ export * from './revocation-log';
 export * from './stream-reader';
 export * from './system';
 export * from './tokens';
+export * from './write-cost';

@@ -1,43 +1,36 @@
 /**
- * What one write of a note costs the database, from its request to its event on the bus: every
- * operation the service sends through mongoose, counted as `<collection>.<method>`. The event's
- * arrival is waited for on the bus and the outbox's emptiness through the driver directly, which
- * the count does not see. Each operation is a few milliseconds of CPU on FerretDB (`npm run bench`).
+ * What one write of a note costs the database, from its request to its event on the bus
+ * (`countWriteCost`, @cs/testkit). A first write before each count takes what is done once per
+ * process (indexes) out of it.
  */
-import { eventually } from '@cs/testkit';
+import { countWriteCost, type WriteCost } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type NotesHarness, newCaller, startNotes } from './helpers';
 
 let h: NotesHarness;
+let cost: WriteCost;
 const me = newCaller();
-/** Operations since the count began, as `<collection>.<method>`. */
-const operations: string[] = [];
 
 beforeAll(async () => {
   h = await startNotes(__filename);
-  h.notes.db.set('debug', (collection: string, method: string) => {
-    operations.push(`${collection}.${method}`);
-  });
+  cost = countWriteCost(h.notes.db);
 });
 afterAll(async () => {
   await h.close();
 });
 
-/** Runs `write`, waits until its `count`th event is on the bus and no entry is left, and returns the operations it cost. */
-async function costOf(write: () => Promise<string>, count: number): Promise<string[]> {
-  operations.length = 0;
-  const id = await write();
+/** Runs `write` and answers the operations it cost, up to its `count`th event on the bus with no entry left. */
+function costOf(write: () => Promise<string>, count: number): Promise<string[]> {
   const entries = h.notes.db.db?.collection('note_events');
-  await eventually(
-    `event ${count} of ${id} on the bus, and no entry left`,
-    async () => {
+  return cost.of(
+    write,
+    async (id) => {
       const read = await h.events.bus.after('0-0', 10_000);
       const told = read.gap ? 0 : read.events.filter((e) => (e.data as { _id: string })._id === id).length;
       return told >= count && (await entries?.countDocuments({ noteId: id })) === 0;
     },
-    (done) => done,
+    `event ${count} of the note on the bus, and no entry left`,
   );
-  return [...operations].sort();
 }
 
 const create = async () =>

@@ -1,44 +1,36 @@
 /**
- * What one write of a post costs the database, from its request to its event on the bus: every
- * operation the service sends through mongoose, counted as `<collection>.<method>`. The event's
- * arrival is waited for on the bus and the outbox's emptiness through the driver directly, which
- * the count does not see. Each operation is a few milliseconds of CPU on FerretDB (`npm run bench`).
+ * What one write of a post costs the database, from its request to its event on the bus
+ * (`countWriteCost`, @cs/testkit). A first write before each count takes what is done once per
+ * process (indexes) out of it.
  */
-import { eventually } from '@cs/testkit';
+import { countWriteCost, type WriteCost } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { newAuthor, type PostsHarness, startPosts } from './helpers';
 
 let h: PostsHarness;
+let cost: WriteCost;
 const author = newAuthor();
-/** Operations since the test began, as `<collection>.<method>`. */
-const operations: string[] = [];
 
 beforeAll(async () => {
   h = await startPosts(__filename);
-  h.db.connection.set('debug', (collection: string, method: string) => {
-    operations.push(`${collection}.${method}`);
-  });
+  cost = countWriteCost(h.db.connection);
 });
 afterAll(async () => {
   await h.stop();
 });
 
-/** Runs `write`, waits until its event is on the bus and the outbox is empty, and returns the operations it cost. */
-async function costOf(write: () => Promise<string>, kind: string): Promise<string[]> {
-  // One write before, so that what is done once per process (indexes) is not counted.
-  operations.length = 0;
-  const id = await write();
+/** Runs `write` and answers the operations it cost, up to its `kind` event on the bus with no entry left. */
+function costOf(write: () => Promise<string>, kind: string): Promise<string[]> {
   const entries = h.db.connection.db?.collection('post_events');
-  await eventually(
-    `the ${kind} event of ${id} on the bus, and no entry left`,
-    async () => {
+  return cost.of(
+    write,
+    async (id) => {
       const read = await h.events.bus.after('0-0', 10_000);
       const told = !read.gap && read.events.some((e) => (e.data as { _id: string })._id === id && e.kind === kind);
       return told && (await entries?.countDocuments({ postId: id })) === 0;
     },
-    (done) => done,
+    `the ${kind} event of the post on the bus, and no entry left`,
   );
-  return [...operations].sort();
 }
 
 const create = async () => {

@@ -82,6 +82,7 @@ export class EventStream implements KeptAlive {
     return this.written - this.buffered;
   }
 
+  /** A comment line, which clients ignore: it keeps idle timeouts on the way from closing the stream. */
   keepalive(): void {
     this.write(KEEPALIVE);
   }

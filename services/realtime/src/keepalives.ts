@@ -6,6 +6,7 @@
  * is all an idle timeout on the way needs.
  */
 export interface KeptAlive {
+  /** Sends the stream's keepalive comment. */
   keepalive(): void;
 }
 
