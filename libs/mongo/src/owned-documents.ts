@@ -29,13 +29,15 @@ export interface OwnedDocuments<D> {
    * a lost turn), so that what must outlive the write (an outbox entry) is written first. Returns
    * the document before and after the write, and what `prepare` returned (undefined when nothing
    * was written); throws `missing()` when the owner has no such document, and `busy()` when other
-   * writers kept it through every try.
+   * writers kept it through every try. `known`, the document as the caller found it (`find`) and
+   * when that read began, spares the first try its read.
    */
   update<P = undefined>(
     id: string,
     ownerId: string,
     change: (current: D) => Change<D> | undefined,
     prepare?: (current: D, change: Change<D>, version: number) => Promise<P>,
+    known?: { doc: D; readAt: number },
   ): Promise<{ before: D; after: D; prepared?: P }>;
   /**
    * Deletes the owner's document `id`. `prepare` runs first with the version about to go (again
@@ -93,6 +95,7 @@ export function ownedDocuments<D extends Versioned>(
       ownerId: string,
       change: (current: D) => Change<D> | undefined,
       prepare?: (current: D, change: Change<D>, version: number) => Promise<P>,
+      known?: { doc: D; readAt: number },
     ) {
       let planned: Change<D> = { set: {} };
       let before: D | undefined;
@@ -100,6 +103,7 @@ export function ownedDocuments<D extends Versioned>(
       try {
         const after = await turns.writeInTurn<D, D>(`${subject}:${id}`, {
           read: () => find(id, ownerId),
+          known,
           check(current) {
             const wanted = change(current);
             if (!wanted) throw new Unchanged(current);

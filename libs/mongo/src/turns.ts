@@ -73,6 +73,11 @@ export interface Versioned {
 export interface TurnSteps<D extends Versioned, T> {
   /** Reads the document; null when there is none (for this caller). */
   read(): Promise<D | null>;
+  /**
+   * The document as the caller already read it, and when that read began: the first try starts
+   * from it instead of reading again. Later tries read.
+   */
+  known?: { doc: D; readAt: number };
   /** Refuses the write (throws) when the document as read does not allow it: before the turn. */
   check?(doc: D): void;
   /**
@@ -180,9 +185,11 @@ export async function createTurns(connection: Connection, collectionName = 'turn
 
     async writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T> {
       let waitedForSilentHolder = false;
+      let known = steps.known;
       for (let attempt = 1; ; attempt++) {
-        const readAt = Date.now();
-        const doc = await steps.read();
+        const readAt = known?.readAt ?? Date.now();
+        const doc = known ? known.doc : await steps.read();
+        known = undefined;
         if (!doc) {
           await steps.giveUp?.();
           throw steps.missing();

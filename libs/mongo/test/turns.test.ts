@@ -219,6 +219,41 @@ describe('turns', () => {
     expect(await docs.findOne({ _id: 'doc' })).toEqual({ _id: 'doc', version: 3, by: 'other' });
   });
 
+  it('when the caller gives the document it read, then the first try writes from it without reading; when that read is out of date, then the next try reads', async () => {
+    const turns = await createTurns(db.connection);
+    const docs = db.connection.collection<{ _id: string; version?: number | null; by?: string }>('known_docs');
+    await docs.insertOne({ _id: 'fresh' });
+    await docs.insertOne({ _id: 'moved' });
+    const reads: string[] = [];
+    const steps = (id: string, readAt: number, known: { _id: string; version?: number | null }) => ({
+      read: () => {
+        reads.push(id);
+        return docs.findOne({ _id: id });
+      },
+      known: { doc: known, readAt },
+      write: async (doc: { version?: number | null }, version: number) => {
+        const { matchedCount } = await docs.updateOne(
+          { _id: id, version: doc.version ?? null },
+          { $set: { version, by: 'us' } },
+        );
+        return matchedCount > 0 ? version : null;
+      },
+      missing: () => new Error('missing'),
+      busy: () => new Error('busy'),
+    });
+
+    const fresh = (await docs.findOne({ _id: 'fresh' })) ?? { _id: 'fresh' };
+    expect(await turns.writeInTurn('known-fresh', steps('fresh', Date.now(), fresh))).toBe(1);
+    expect(reads).toEqual([]);
+
+    // Another writer moves the document on after the caller's read, without a turn of this subject.
+    const stale = (await docs.findOne({ _id: 'moved' })) ?? { _id: 'moved' };
+    await docs.updateOne({ _id: 'moved' }, { $set: { version: 5, by: 'other' } });
+    expect(await turns.writeInTurn('known-moved', steps('moved', Date.now(), stale))).toBe(6);
+    expect(reads).toContain('moved');
+    expect(await docs.findOne({ _id: 'moved' })).toEqual({ _id: 'moved', version: 6, by: 'us' });
+  });
+
   it('when check refuses a write, then no turn is used: eight refusals, and the next write is version 1', async () => {
     const turns = await createTurns(db.connection);
     const docs = db.connection.collection<{ _id: string; version?: number | null }>('refused_docs');

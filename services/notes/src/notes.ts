@@ -105,6 +105,7 @@ export function createNotes({
     async update(id: string, authorId: string, changes: NoteChanges, authorization: string): Promise<Note> {
       await notes.validate(changes, Object.keys(changes));
       const nextKey = changes.attachmentKey;
+      const readAt = Date.now();
       const first = await owned.find(id, authorId);
       if (!first) throw notFound();
       const claimed = typeof nextKey === 'string' && nextKey !== first.attachmentKey;
@@ -127,6 +128,9 @@ export function createNotes({
             return { set, unset: forget ? ['attachmentRemoved'] : [] };
           },
           tell(id, authorId),
+          // The write starts from the read above, which decided the claim: a change since is
+          // found by the write's version filter, and read again then.
+          { doc: first, readAt },
         );
         if (prepared) events.dispatch(prepared, after);
         if (keyChangesFrom(before) && before.attachmentKey) {
