@@ -4,7 +4,6 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -37,18 +36,8 @@ export interface RunningPostgres {
  *   costs a few microseconds of planning and makes a find by _id an index lookup instead of a scan.
  * - max_logical_replication_workers=0: nothing subscribes to logical replication, and with none
  *   its launcher process (1.5 MB PSS idle) is not started.
- * - max_connections: FerretDB's pool holds at most pgxpool's default, max(4, cores), and the
- *   setup's psql one more; twice the pool leaves room for a restarted FerretDB's pool while the
- *   old one's backends exit. The default 100 sizes the lock tables and process slots
- *   made at start: 20 took 2.3 MB less PSS idle than 100 (29.9 → 27.5 MB for the server and its
- *   helper processes, measured alone).
  */
-const SETTINGS = [
-  'listen_addresses=',
-  'plan_cache_mode=force_custom_plan',
-  'max_logical_replication_workers=0',
-  `max_connections=${2 * Math.max(4, availableParallelism()) + 4}`,
-];
+const SETTINGS = ['listen_addresses=', 'plan_cache_mode=force_custom_plan', 'max_logical_replication_workers=0'];
 
 /**
  * PostgreSQL refuses to run as root. As root, the data directory belongs to the `postgres` user
