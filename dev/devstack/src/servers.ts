@@ -86,10 +86,13 @@ export async function startMongo({ dataDir, port, env = process.env }: MongoStar
   let backendArgs: string[];
   if (pgBin) {
     postgres = await startPostgres(pgBin, dataDir);
-    // FerretDB's pool to PostgreSQL stays pgxpool's default, max(4, cores): with 2 connections,
-    // registrations and logins timed out (MongoNetworkTimeoutError) under the contract suite,
-    // though creates alone were no slower. Each is a backend of about 8 MB PSS (4 private).
-    backendArgs = ['--postgresql-url', postgres.url];
+    // FerretDB's pool to PostgreSQL opens up to 50 connections (FerretDB's own pool_max_conns),
+    // each a backend of about 8 MB PSS (4 private); with 2, registrations and logins timed out
+    // (MongoNetworkTimeoutError) under the contract suite. pgx keeps an idle connection 30
+    // minutes, so a burst of load left its backends (50 after one here, 400 MB) for that long:
+    // they now go after a minute idle, at pgx's next health check. FerretDB v1.24 sets the
+    // parameter to 1m whenever the URL names it.
+    backendArgs = ['--postgresql-url', `${postgres.url}&pool_max_conn_idle_time=1m`];
   } else {
     const dir = join(dataDir, 'mongo');
     mkdirSync(dir, { recursive: true });
