@@ -24,7 +24,7 @@ export interface RunServerOptions {
   host?: string;
   logger: Logger;
   /**
-   * Told when the drain begins (step 1 below): ends answers that never finish on their own (event
+   * Told once the listener has closed (step 1 below): ends answers that never finish on their own (event
    * streams), which the drain would otherwise wait for until `shutdownTimeoutMs`.
    */
   onClosing?: () => void;
@@ -119,21 +119,24 @@ function answerJson(res: ServerResponse, status: number, error: string): void {
  * 1. Stop listening, once the connections already waiting in the kernel's queue are taken in
  *    (they are served like the others). New connections are refused, which a client can always
  *    retry safely (the gateway does, for every method): the request never reached us. A
- *    replacement process can bind the port at once.
+ *    replacement process can bind the port at once. Until then, answers keep their connection
+ *    alive: a `Connection: close` sent while the listener is still open sends its client to open
+ *    a new connection at once, which may land in the kernel's queue just as the listener closes,
+ *    and be reset with its request unread (a 502 for a POST on a redeploy).
  * 2. Keep every open connection. Node's `server.close()` would close the idle ones at once, and
  *    a request already on its way over one of them (the gateway reuses pooled sockets) would
  *    then meet a reset. A client cannot tell whether a POST that met a reset was acted on, so it
  *    cannot resend it: that was the rolling restart's occasional 502.
  * 3. Answer whatever still arrives, with `Connection: close`, and close each connection once its
- *    response is sent. Requests in flight at the signal get the same header.
+ *    response is sent. Requests in flight when the listener closes get the same header.
  * 4. Idle connections end the way they always do: the client retires them before the announced
  *    keep-alive timeout, or we close them when it runs out. Either way no client is writing onto
  *    them then, so the drain ends within about the keep-alive timeout once the last response is
  *    sent (for a service, as soon as the gateway retires its sockets), and `shutdownTimeoutMs`
  *    bounds it whatever the clients do.
  * 5. Run `onClose`.
- * Answers that never end on their own (event streams) are ended by `onClosing` at step 1: their
- * clients reconnect, to this process's replacement or another replica.
+ * Answers that never end on their own (event streams) are ended by `onClosing` once the listener
+ * has closed: their clients reconnect, to this process's replacement or another replica.
  */
 const netServerClose = NetServer.prototype.close;
 
@@ -194,18 +197,23 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closed ??= (async () => {
-      closing = true;
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
       // net.Server's close, not http.Server's: stop listening, and leave open connections to end
       // as described above (http.Server's would close the idle ones at once). Not before this
       // turn's poll has taken in the connections the kernel accepted while the loop was busy:
       // closing the listener resets them, their requests unread, and a POST that met a reset
       // cannot be sent again (the Compose scale-down's occasional 502). The second setImmediate
-      // runs after the next poll, whichever phase this began in.
+      // runs after the next poll, whichever phase this began in. Only then do answers say
+      // `Connection: close` and streams end (step 1).
       const drained = new Promise<void>((resolve) =>
-        setImmediate(() => setImmediate(() => netServerClose.call(server, () => resolve()))),
+        setImmediate(() =>
+          setImmediate(() => {
+            netServerClose.call(server, () => resolve());
+            closing = true;
+            for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
+            onClosing?.();
+          }),
+        ),
       );
-      onClosing?.();
       const timer = setTimeout(() => {
         logger.warn({ shutdownTimeoutMs }, 'in-flight requests did not finish in time; closing them');
         server.closeAllConnections();
