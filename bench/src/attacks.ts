@@ -17,12 +17,12 @@
  * it is still there after.
  */
 
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPO_ROOT, type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
+import { type RunningSystem, type SystemOptions, startSystem, withDatabase } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/operations';
 import mongoose, { Types } from 'mongoose';
+import { LIMITS_OFF } from './limits-off';
 import type { PacedRequest, PacedResult, PacedSpec, PacedStream } from './paced-load';
 import { watchPeakMemory } from './peak-memory';
 import { runScript } from './rounds';
@@ -115,6 +115,10 @@ const BULK = {
   addresses: addresses(230, 16),
   oneAddress: addresses(250, 1),
 };
+/** The import of BULK_POSTS, from the pool of addresses. */
+const BULK_IMPORT = `bulk publisher, ${BULK.addresses.length} addresses`;
+/** Its rate with the default settings, against the same import with the limits off, in the same run. */
+const BULK_GOAL_RATIO = 0.9;
 
 /** `n` loopback addresses from 127.0.0.`first`. */
 function addresses(first: number, n: number): string[] {
@@ -176,39 +180,40 @@ interface AttackContext {
   runUnread: (spec: UnreadStreamsSpec) => Promise<UnreadStreamsResult>;
 }
 
-/** Scenario 14's create-and-publish rate, from the last full run's report (bench/results/latest.json). */
-function scenario14PostsPerS(): number | undefined {
-  try {
-    const report = JSON.parse(readFileSync(join(REPO_ROOT, 'bench/results/latest.json'), 'utf8'));
-    const rate = report?.scenarios?.pocketbase?.seeding?.ours?.postsPerS;
-    return typeof rate === 'number' ? rate : undefined;
-  } catch {
-    return undefined;
-  }
+/** Posts a publisher's stream created and published, in how long. */
+export interface PublishRate {
+  posts: number;
+  seconds: number;
+  postsPerS: number;
 }
 
-function publishRate(attacker: AttackerRun): string {
-  const r = attacker.result;
-  const ok = okCount(r);
-  const perS = r?.seconds ? round(ok / r.seconds, 1) : 0;
-  const reference = scenario14PostsPerS();
-  return `${ok} posts created and published in ${r?.seconds ?? 0} s: ${perS} posts/s${
-    reference
-      ? ` (scenario 14's create and publish, limits off, 16 in flight, last full run: ${reference} posts/s; ratio ${round(perS / reference, 2)})`
-      : ''
-  }`;
+function publishRate(r: PacedResult | undefined): PublishRate {
+  const posts = okCount(r);
+  const seconds = r?.seconds ?? 0;
+  return { posts, seconds, postsPerS: seconds ? round(posts / seconds, 1) : 0 };
 }
 
-function newAttacks(ctx: AttackContext, attackS: number): Attack[] {
-  const bulk = (from: string[], total?: number): PacedStream => ({
+const sayRate = (r: PublishRate) => `${r.posts} posts created and published in ${r.seconds} s: ${r.postsPerS} posts/s`;
+
+/** One account's import: create and publish, 16 in flight, each address just under RATE_LIMIT. */
+function bulkImport(headers: Record<string, string>, from: string[], total?: number): PacedStream {
+  return {
     name: 'attacker',
-    request: { kind: 'create and publish', headers: ctx.publisherHeaders, tag: 'import' },
+    request: { kind: 'create and publish', headers, tag: 'import' },
     ratePerS: BULK.postsPerSPerAddress * from.length,
     concurrency: BULK.concurrency,
     addresses: from,
     total,
-  });
-  const bulkS = Math.max(attackS, Math.ceil((BULK_POSTS / (BULK.postsPerSPerAddress * BULK.addresses.length)) * 3));
+  };
+}
+
+/** How long the whole import may take: three times what its pace allows, and never less than an attack. */
+const bulkImportS = (attackS: number) =>
+  Math.max(attackS, Math.ceil((BULK_POSTS / (BULK.postsPerSPerAddress * BULK.addresses.length)) * 3));
+
+function newAttacks(ctx: AttackContext, attackS: number): Attack[] {
+  const bulk = (from: string[], total?: number) => bulkImport(ctx.publisherHeaders, from, total);
+  const bulkS = bulkImportS(attackS);
   let logBefore = 0;
   /** The seeding of the bus before the resume flood, for its sentence. */
   let busSeeded: PacedResult | undefined;
@@ -356,14 +361,14 @@ function newAttacks(ctx: AttackContext, attackS: number): Attack[] {
       name: 'bulk publisher, 1 address',
       what: `one account creates and publishes distinct posts from one address, for the bystander's measure: RATE_LIMIT allows it ${BULK.postsPerSPerAddress} posts/s`,
       streams: [bulk(BULK.oneAddress)],
-      after: async (a) => publishRate(a),
+      after: async (a) => sayRate(publishRate(a.result)),
     },
     {
-      name: `bulk publisher, ${BULK.addresses.length} addresses`,
+      name: BULK_IMPORT,
       what: `one account creates and publishes ${BULK_POSTS} distinct posts (POST, then PUT status=published), ${BULK.concurrency} in flight, from ${BULK.addresses.length} addresses (an import's pool of workers), each at ${BULK.postsPerSPerAddress * 2} requests a second, just under RATE_LIMIT: at most ${round(BULK.postsPerSPerAddress * BULK.addresses.length, 1)} posts/s; PUBLIC_CHANGES_PER_MINUTE at its default`,
       streams: [bulk(BULK.addresses, BULK_POSTS)],
       durationS: bulkS,
-      after: async (a) => publishRate(a),
+      after: async (a) => sayRate(publishRate(a.result)),
     },
   ];
 }
@@ -477,7 +482,18 @@ export interface AttackFigures {
   goalMet: boolean;
 }
 
+/** The import with the default settings, and the same import with the limits off. */
+export interface BulkImportFigures {
+  defaults: PublishRate;
+  limitsOff: PublishRate;
+  ratio: number;
+  goalRatio: number;
+  goalMet: boolean;
+}
+
 export interface AttacksReport {
+  /** When the import ran: its rate against the same import, limits off, on a system of its own. */
+  bulkImport?: BulkImportFigures;
   posts: number;
   measureS: number;
   limits: { rateLimit: number; authRateLimit: number; windowS: number };
@@ -559,7 +575,53 @@ const percentOf = (ok: number, all: number) => (all ? round((ok / all) * 100, 2)
 const okCount = (r: PacedResult | undefined) =>
   Object.entries(r?.statuses ?? {}).reduce((n, [status, c]) => n + (/^2/.test(status) ? c : 0), 0);
 
+/**
+ * Scenario 11: every attack beside the bystander, then, when the import ran, the same import alone
+ * on a system of its own with the limits off. The defences should cost an import little (goal:
+ * ≥ BULK_GOAL_RATIO of that rate): both are measured in this run, on this machine, side by side.
+ */
 export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
+  const { imported, ...report } = await attackBesideBystander(o);
+  if (!imported) return report;
+  o.log('bench: 11 attacks: the same import, the limits off, on a system of its own');
+  const limitsOff = await importWithLimitsOff(o);
+  const ratio = round(imported.postsPerS / (limitsOff.postsPerS || Number.NaN), 2);
+  return {
+    ...report,
+    bulkImport: { defaults: imported, limitsOff, ratio, goalRatio: BULK_GOAL_RATIO, goalMet: ratio >= BULK_GOAL_RATIO },
+  };
+}
+
+/** The import of scenario 11, alone: a system like the attacks' with ATTACK_POSTS stored, the limits off. */
+async function importWithLimitsOff(o: AttackOptions): Promise<PublishRate> {
+  const dbPrefix = `${o.dbPrefix}off_`;
+  const system = await startSystem({
+    dataDir: join(o.dataDir, 'limits-off'),
+    mongoUrl: o.mongoUrl,
+    storage: o.storage,
+    jwtSecret: o.jwtSecret,
+    dbPrefix,
+    env: { LOG_LEVEL: 'warn', BCRYPT_COST: o.bcryptCost, ...LIMITS_OFF },
+  });
+  o.own(system);
+  try {
+    await seedPosts(withDatabase(o.mongoUrl, `${dbPrefix}posts`));
+    const email = `publisher-off-${process.pid}@example.com`;
+    const { token } = await postJson(`${system.gatewayUrl}/api/auth/register`, { email, password: 'bench-password' });
+    const headers = { authorization: `Bearer ${String(token)}` };
+    const r = await runPaced(o, {
+      gateway: system.gatewayUrl,
+      durationS: bulkImportS(RAMP_S + MEASURE_S + 1),
+      seed: 1,
+      streams: [bulkImport(headers, BULK.addresses, BULK_POSTS)],
+    });
+    return publishRate(r.attacker);
+  } finally {
+    await system.stop();
+  }
+}
+
+async function attackBesideBystander(o: AttackOptions): Promise<AttacksReport & { imported?: PublishRate }> {
   const system: RunningSystem = await startSystem({
     dataDir: o.dataDir,
     mongoUrl: o.mongoUrl,
@@ -706,6 +768,7 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
     await sleep(SETTLE_S * 1000);
 
     const figures: AttackFigures[] = [];
+    let imported: PublishRate | undefined;
     for (const [n, attack] of planned.entries()) {
       o.log(`bench: 11 attacks: ${attack.name}`);
       await attack.prepare?.();
@@ -719,6 +782,7 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
       const during = await measureBystander();
       const attackerRun = await attacker;
       const attackerResult = attackerRun.result;
+      if (attack.name === BULK_IMPORT) imported = publishRate(attackerResult);
       await sleep(SETTLE_S * 1000);
       const peak = memory.stop();
       const survived =
@@ -792,6 +856,7 @@ export async function runAttacks(o: AttackOptions): Promise<AttacksReport> {
       without,
       attacks: figures,
       goal: ATTACKS_GOAL,
+      imported,
     };
   } finally {
     await identityDb.close();
@@ -840,6 +905,15 @@ export function attackRows(a: AttacksReport): [string, string, string, string][]
       'reads ≤ 2×, login ≤ 3×, ≥ 99% ok',
     ]);
   }
+  const b = a.bulkImport;
+  if (b) {
+    rows.push([
+      '11 the import with the default settings, against the limits off',
+      `${b.defaults.postsPerS} posts/s (${b.defaults.posts} in ${b.defaults.seconds} s) against ${b.limitsOff.postsPerS} posts/s (${b.limitsOff.posts} in ${b.limitsOff.seconds} s), this run`,
+      `${b.ratio}×: goal ${b.goalMet ? 'met' : 'not met'}`,
+      `≥ ${b.goalRatio}×`,
+    ]);
+  }
   return rows;
 }
 
@@ -867,6 +941,15 @@ export function attackSection(a: AttacksReport): string {
       }),
       '',
       `All the bystander's requests: ${x.bystanderSucceededPct}% succeeded (goal ≥ ${SUCCESS_GOAL_PCT}%).`,
+      '',
+    );
+  }
+  const b = a.bulkImport;
+  if (b) {
+    lines.push(
+      `### The import, against the limits off: goal ${b.goalMet ? 'met' : 'not met'}`,
+      '',
+      `The same import (${BULK_POSTS} posts, ${BULK.concurrency} in flight, the same addresses and pace) alone on a system of its own with the limits off, right after the attacks: ${sayRate(b.limitsOff)}. With the default settings, above (the bystander beside it for its first ${a.measureS + RAMP_S} s): ${sayRate(b.defaults)}. Ratio ${b.ratio}× (goal ≥ ${b.goalRatio}×).`,
       '',
     );
   }

@@ -73,6 +73,8 @@ function expectExitedCleanly(run: { code: number | null; stdout: string; stderr:
 // biome-ignore lint/suspicious/noExplicitAny: the report is plain JSON
 type Json = any;
 
+const isRatio = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
+
 /** What scenario 11 reports, in a whole run or alone (BENCH_ATTACK_UNREAD_PER_ADDRESS 3, BENCH_BULK_POSTS 40). */
 function expectAttacks(a: Json): void {
   expect(a.posts).toBe(200);
@@ -108,12 +110,14 @@ function expectAttacks(a: Json): void {
   expect(attack('unread streams with big updates').attacker.statuses).toMatchObject({ '200': 20 + 69, '429': 49 });
   // Every wrong login of the botnet came from an address used for 9 at most: none was rate limited.
   expect(attack('botnet of wrong logins').attacker.statuses['429']).toBeUndefined();
-  // The bulk publisher published every post it was given, none refused.
+  // The bulk publisher published every post it was given, none refused; so did the same import
+  // with the limits off, measured beside it.
   expect(attack('bulk publisher, 16 addresses').attacker.statuses).toEqual({ '200': 40 });
+  expect(a.bulkImport.defaults.posts).toBe(40);
+  expect(a.bulkImport.limitsOff.posts).toBe(40);
+  expect(isRatio(a.bulkImport.ratio)).toBe(true);
   expect(a.bystanderDevice).toBe(true);
 }
-
-const isRatio = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
 
 describe('npm run bench, with tiny durations', () => {
   it('when it runs end to end, then it writes a well-formed report of every scenario', async () => {
@@ -232,6 +236,7 @@ describe('npm run bench, scenario 11 alone, with tiny durations', () => {
     expect(table).toContain('## 11 Attacks beside a bystander');
     expect(table).toContain('### bulk publisher, 1 address');
     expect(table).toContain('The one process: RSS');
+    expect(table).toContain('### The import, against the limits off');
   }, 420_000);
 });
 
