@@ -11,9 +11,13 @@ export interface WriteCost {
   /**
    * Runs `write`, waits until `settled` holds for what it answered (its event on the bus, its
    * outbox entry gone: the work it left for after the response), and answers every operation
-   * sent meanwhile, sorted.
+   * sent meanwhile, sorted. `what` names the wait, for its timeout's message.
    */
-  of<T>(write: () => Promise<T>, settled: (written: T) => Promise<boolean>, what: string): Promise<string[]>;
+  of<T>(
+    write: () => Promise<T>,
+    settled: (written: T) => Promise<boolean>,
+    what: (written: T) => string,
+  ): Promise<string[]>;
 }
 
 /** Starts counting the operations `connection` sends; call before any write to be counted. */
@@ -26,7 +30,7 @@ export function countWriteCost(connection: Connection): WriteCost {
     async of(write, settled, what) {
       operations.length = 0;
       const written = await write();
-      await eventually(what, () => settled(written), Boolean);
+      await eventually(what(written), () => settled(written), Boolean);
       return [...operations].sort();
     },
   };

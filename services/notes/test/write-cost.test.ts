@@ -29,7 +29,7 @@ function costOf(write: () => Promise<string>, count: number): Promise<string[]> 
       const told = read.gap ? 0 : read.events.filter((e) => (e.data as { _id: string })._id === id).length;
       return told >= count && (await entries?.countDocuments({ noteId: id })) === 0;
     },
-    `event ${count} of the note on the bus, and no entry left`,
+    (id) => `event ${count} of note ${id} on the bus, and no entry left`,
   );
 }
 

@@ -29,7 +29,7 @@ function costOf(write: () => Promise<string>, kind: string): Promise<string[]> {
       const told = !read.gap && read.events.some((e) => (e.data as { _id: string })._id === id && e.kind === kind);
       return told && (await entries?.countDocuments({ postId: id })) === 0;
     },
-    `the ${kind} event of the post on the bus, and no entry left`,
+    (id) => `the ${kind} event of post ${id} on the bus, and no entry left`,
   );
 }
 
