@@ -9,8 +9,9 @@
  *  3. the whole user journey through those ports, bytes to storage and back included, and with
  *     the `ops` profile on, Prometheus scraping every process over the Compose network (metrics
  *     are published nowhere) and Jaeger holding traces of the gateway and the services;
- *  4. each service rebuilt and recreated alone under mixed traffic, without a failed request, the
- *     gateways too (a new pair started, then the old pair drained, behind the balancer);
+ *  4. each service rebuilt and rolled out alone under mixed traffic, without a failed request: its
+ *     new containers started beside the old, then the old drained (the gateways behind the
+ *     balancer, the services behind the gateways);
  *  5. posts scaled to three replicas under that traffic: every replica serves, nothing fails;
  *  6. a killed process is restarted by Docker, and `down` then `up` keeps every record and object;
  *  7. Compose refuses to start without JWT_SECRET, and no secret is in any image or in `docker
@@ -140,7 +141,7 @@ function describeFailures(outcomes: readonly Outcome[]): string[] {
     .filter(failed)
     .map(
       (o) =>
-        `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''} after ${o.ms} ms`,
+        `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms`,
     );
 }
 
@@ -161,20 +162,20 @@ function loggedAbout(failures: readonly string[]): string[] {
 }
 
 /**
- * The gateways, redeployed without a moment with none: `up --build gateway` would replace every
- * replica at once (Compose recreates a service's containers in parallel, each stopped before its
- * successor starts), and the balancer would have nobody to send to. So: the new image built, as
- * many new replicas started beside the old ones (`--no-recreate` leaves those as they are) and
- * healthy, then `up` at the file's count, which removes the outdated replicas first: each drains
- * (SIGTERM) while the new ones serve.
+ * A service redeployed without a moment with none, as docs/deployment.md says to: `up --build`
+ * would stop each old container before its successor starts, and the service would be gone for
+ * as long as the new one takes to boot (requests wait at the gateway meanwhile, or find no
+ * gateway behind the balancer). So: the new image built, as many new replicas started beside the
+ * old ones (`--no-recreate` leaves those as they are) and healthy, then `up` at the file's count,
+ * which removes the outdated replicas first: each drains (SIGTERM) while the new ones serve.
  */
-async function rollGateways(revision: string): Promise<void> {
-  await compose.exec(['build', 'gateway'], { REVISION: revision });
-  await compose.exec(['up', '-d', '--no-deps', '--no-recreate', '--scale', `gateway=${GATEWAYS * 2}`, 'gateway'], {
+async function roll(service: string, replicas: number, revision: string): Promise<void> {
+  await compose.exec(['build', service], { REVISION: revision });
+  await compose.exec(['up', '-d', '--no-deps', '--no-recreate', '--scale', `${service}=${replicas * 2}`, service], {
     REVISION: revision,
   });
-  await compose.waitHealthy('gateway', GATEWAYS * 2);
-  await compose.exec(['up', '-d', '--no-deps', 'gateway'], { REVISION: revision });
+  await compose.waitHealthy(service, replicas * 2);
+  await compose.exec(['up', '-d', '--no-deps', service], { REVISION: revision });
 }
 
 /** The balancer's log lines since `sinceMs` for requests it had to resend. */
@@ -613,7 +614,7 @@ describe('3. operations (profile ops): Prometheus and Jaeger', () => {
   });
 });
 
-describe('4. each service rebuilt and recreated alone, under mixed traffic', () => {
+describe('4. each service rebuilt and rolled out alone, under mixed traffic', () => {
   interface Deploy {
     service: string;
     recreated: boolean;
@@ -642,9 +643,9 @@ describe('4. each service rebuilt and recreated alone, under mixed traffic', () 
       const revision = `e2e-deploy-${revisionNo}`;
       const before = await compose.containers(service);
       const started = Date.now();
-      if (service === 'gateway') await rollGateways(revision);
-      else await compose.exec(['up', '-d', '--no-deps', '--build', service], { REVISION: revision });
-      const after = await compose.waitHealthy(service, service === 'gateway' ? GATEWAYS : 1);
+      const replicas = service === 'gateway' ? GATEWAYS : 1;
+      await roll(service, replicas, revision);
+      const after = await compose.waitHealthy(service, replicas);
       const healthyAt = Date.now();
       await sleep(2000);
       const during = traffic.between(started, Date.now());
@@ -686,7 +687,7 @@ describe('4. each service rebuilt and recreated alone, under mixed traffic', () 
   });
 
   for (const service of DEPLOYED) {
-    check(`when ${service} is rebuilt and recreated, then it runs the newly built image`, () => {
+    check(`when ${service} is rebuilt and rolled out, then it runs the newly built image`, () => {
       const d = deploys.get(service);
       expect(d?.recreated).toBe(true);
       expect(d?.labels.length).toBeGreaterThan(0);
