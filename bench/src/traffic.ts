@@ -71,6 +71,8 @@ export interface Outcome {
   startedAt: number;
   ms: number;
   error?: string;
+  /** When no answer came: what the client's error said (its name, message and cause), to tell a reset from a cut body. */
+  detail?: string;
 }
 
 interface Written {
@@ -254,6 +256,7 @@ export class Traffic {
       startedAt,
       ms: Date.now() - startedAt,
       ...(res.error ? { error: res.error } : {}),
+      ...(res.detail ? { detail: res.detail } : {}),
     });
     switch (op) {
       case 'listPosts':
@@ -395,6 +398,7 @@ export class Traffic {
         json: false,
         body: undefined,
         error: name === 'TimeoutError' ? 'timeout' : 'connection failed',
+        detail: errorChain(err),
       };
     }
   }
@@ -405,4 +409,16 @@ export interface Answer {
   json: boolean;
   body: unknown;
   error?: string;
+  detail?: string;
+}
+
+/** `name: message` of an error and of each cause under it (undici's fetch hides the socket's error there). */
+function errorChain(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    parts.push(`${e.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
+    e = e.cause;
+  }
+  return parts.join(' ← ');
 }
