@@ -125,6 +125,7 @@ export { modelOf } from './model-of';
 export { appendNumbered, readNumbered } from './numbered-log';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
+export { batchedByTurn, insertTogether, type Outcome } from './together';
 export { trusted } from './trusted';
 export {
   createTurns,

@@ -48,6 +48,39 @@ interface Running {
   span: CallSpan | undefined;
 }
 
+/** How each observed connection times an operation, for those no middleware sees (`observed`). */
+const observers = new WeakMap<
+  Connection,
+  {
+    start(on: object, operation: string, collection: string): void;
+    finish(on: object, outcome: Outcome, error?: unknown): void;
+  }
+>();
+
+/**
+ * Times `run`, one `operation` of `model`, as the middleware below times the others: for an
+ * operation whose hooks cannot tell two calls under way apart (`insertMany`'s see the model, not
+ * the call). Its span, if any, is a child of the request that started it.
+ */
+export async function observed<T>(
+  model: Pick<Model<unknown>, 'db' | 'collection'>,
+  operation: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  const observer = observers.get(model.db);
+  if (!observer) return run();
+  const on = {};
+  observer.start(on, operation, model.collection.name);
+  try {
+    const result = await run();
+    observer.finish(on, 'ok');
+    return result;
+  } catch (err) {
+    observer.finish(on, 'error', err);
+    throw err;
+  }
+}
+
 /**
  * Observes every operation of every model compiled on `connection` from now on: with metrics on,
  * into `db_client_operation_duration_seconds`; with tracing on, as a span. Neither on, nothing.
@@ -86,6 +119,7 @@ export function observeOperations(connection: Connection): void {
     );
   };
   const errors = { errorHandler: true } as const;
+  observers.set(connection, { start, finish });
 
   connection.plugin((schema: Schema) => {
     for (const operation of QUERIES) {

@@ -8,6 +8,7 @@ import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Schema } from 'mongoose';
 import { observeOperations } from '../src/observe';
+import { insertTogether } from '../src/together';
 
 let db: TestDatabase;
 let metrics: MetricsServer;
@@ -70,5 +71,15 @@ describe('observeOperations', () => {
 
     expect(await Box.findOne({ label: 'a' }).lean()).toMatchObject({ inner: { size: 3 } });
     expect(await timed('boxes')).toEqual({ 'save ok': 1, 'findOne ok': 1 });
+  });
+
+  it('when documents are inserted together, then their one insertMany is timed once, and a failed one as an error', async () => {
+    const Crate = db.connection.model('Crate', new Schema({ _id: String }));
+    const insert = insertTogether(Crate);
+
+    await Promise.all(['a', 'b', 'c'].map((_id) => insert(new Crate({ _id }))));
+    await expect(insert(new Crate({ _id: 'a' }))).rejects.toMatchObject({ code: 11000 });
+
+    expect(await timed('crates')).toEqual({ 'insertMany ok': 1, 'insertMany error': 1 });
   });
 });

@@ -26,8 +26,8 @@
  * - the dispatch may hand the handler what the write wrote (`written`), so that it need not read
  *   it again; and the writer of a new document may say that its entry is the document's first
  *   (`first`), so that its order need not be looked up;
- * - done entries are deleted together: those done within one turn of the event loop, in one
- *   `deleteMany`;
+ * - entries are written together and done entries deleted together (`@cs/mongo`'s
+ *   `batchedByTurn`): those of one turn of the event loop in one `insertMany`, one `deleteMany`;
  * - handlers are idempotent: an entry may be handled more than once (a lease run out, a process
  *   dead after the handler and before the entry's deletion). A handler that returns is done, and
  *   the entry is deleted; one that throws is tried again after `backoffMs` (backoff.ts), for
@@ -42,7 +42,7 @@
 
 import { repeatEvery } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
-import { backlogOf, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
+import { backlogOf, batchedByTurn, insertTogether, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import type { Model } from 'mongoose';
 import { backoffMs } from './backoff';
@@ -140,7 +140,11 @@ export function createOutbox<E extends OutboxEntry, W = never>({
   const idOf = (entry: E) => String(entry._id);
   /** Entries being tried in this process: never twice at once here. */
   const trying = new Set<string>();
-  const deletions = createBatchedDeletion(entries);
+  const insert = insertTogether(entries);
+  const deleteDone = batchedByTurn<unknown, void>(async (ids) => {
+    await entries.deleteMany({ _id: trusted({ $in: ids }) } as never).exec();
+    return ids.map(() => ({ value: undefined }));
+  });
   /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
   const waiting = new Map<string, E>();
   const running = new Set<Promise<unknown>>();
@@ -240,7 +244,7 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     }
     clearTimeout(record);
     await recorded?.catch(() => undefined);
-    await deletions.delete(entry._id);
+    await deleteDone(entry._id);
     next(entry);
     return 'done';
   }
@@ -249,19 +253,19 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     async enqueue(fields) {
       const now = Date.now();
       const bookkeeping = { attempts: 0, dueAt: new Date(now), lastError: null, createdAt: new Date(now) };
-      // One insert, on the request's path: an entry with an `_id` that is there already is read
-      // instead (the same write recorded again), and kept as it is. A single-document insert, so
-      // that a lost connection fails as the driver's own network error (a 503), never wrapped in
-      // a bulk-write error as `insertMany` wraps it (a 500).
+      // One insert, on the request's path, sent with those of the other requests of this turn
+      // (`insertTogether`): an entry with an `_id` that is there already is read instead (the
+      // same write recorded again), and kept as it is.
+      const entry = new entries({ ...fields, ...bookkeeping });
       try {
-        const created = await entries.create({ ...fields, ...bookkeeping } as never);
-        return (created as unknown as { toObject(): E }).toObject();
+        await insert(entry);
+        return entry.toObject() as E;
       } catch (err) {
         if (fields._id === undefined || !isDuplicateKey(err)) throw err;
       }
-      const entry = await entries.findById(fields._id).lean<E>();
-      if (!entry) throw new Error(`outbox ${name}: entry ${String(fields._id)} vanished as it was written`);
-      return entry;
+      const found = await entries.findById(fields._id).lean<E>();
+      if (!found) throw new Error(`outbox ${name}: entry ${String(fields._id)} vanished as it was written`);
+      return found;
     },
 
     dispatch(entry, dispatched = {}) {
@@ -312,27 +316,4 @@ export function createOutbox<E extends OutboxEntry, W = never>({
   }
   watchOutbox(name, self.backlog);
   return self;
-}
-
-/**
- * Deletes done entries together: those asked for within one turn of the event loop go in one
- * `deleteMany`, and each caller's promise settles with it. Under load, many tries end close
- * together, and each deletion is one operation fewer.
- */
-function createBatchedDeletion<E extends OutboxEntry>(entries: Model<E>) {
-  let batch: { ids: unknown[]; done: Promise<unknown> } | undefined;
-  return {
-    delete(id: unknown): Promise<unknown> {
-      if (!batch) {
-        const ids: unknown[] = [];
-        const done = new Promise((resolve) => setImmediate(resolve)).then(() => {
-          batch = undefined;
-          return entries.deleteMany({ _id: trusted({ $in: ids }) } as never).exec();
-        });
-        batch = { ids, done };
-      }
-      batch.ids.push(id);
-      return batch.done;
-    },
-  };
 }

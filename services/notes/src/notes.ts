@@ -13,7 +13,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import { type Cursor, findPage, insertTogether, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { messages } from './messages';
@@ -50,6 +50,8 @@ export function createNotes({
   events: NoteEvents;
   turns: Turns;
 }) {
+  /** New notes, inserted with those created in the same turn (group commit). */
+  const insert = insertTogether(notes);
   const owned = ownedDocuments(notes, turns, {
     subject: 'note',
     owner: 'authorId',
@@ -74,7 +76,7 @@ export function createNotes({
       if (input.attachmentKey) record.attachment = await files.claim(input.attachmentKey, authorization);
       try {
         const told = await events.record(record._id.toHexString(), authorId, 0);
-        await record.save();
+        await insert(record);
         const written = record.toObject() as NoteRecord;
         events.dispatch(told, written, { created: true });
         return toNote(written);

@@ -40,7 +40,7 @@ describe('what a write of a note costs the database', () => {
   it('when a note is created, then it costs its event’s entry and the note on the request’s path, and the entry’s deletion after', async () => {
     await costOf(create, 1);
 
-    expect(await costOf(create, 1)).toEqual(['note_events.deleteMany', 'note_events.insertOne', 'notes.insertOne']);
+    expect(await costOf(create, 1)).toEqual(['note_events.deleteMany', 'note_events.insertMany', 'notes.insertMany']);
   });
 
   it('when a note is edited, then it costs one read, the turn, the entry and the write, then the order’s look and the entry’s deletion', async () => {
@@ -55,7 +55,7 @@ describe('what a write of a note costs the database', () => {
     expect(await costOf(edit(id), 2)).toEqual([
       'note_events.deleteMany',
       'note_events.findOne',
-      'note_events.insertOne',
+      'note_events.insertMany',
       'notes.findOne',
       'notes.findOneAndUpdate',
       'turns.insertOne',

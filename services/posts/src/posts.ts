@@ -10,7 +10,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Change, type Cursor, findPage, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import { type Change, type Cursor, findPage, insertTogether, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
@@ -52,6 +52,8 @@ export interface PostsDeps {
 
 export function createPosts(posts: PostModel, turns: Turns, { listing, events, publicChanges }: PostsDeps) {
   /** A post is its author's; anyone else's is as good as missing. */
+  /** New posts, inserted with those created in the same turn (group commit). */
+  const insert = insertTogether(posts);
   const owned = ownedDocuments(posts, turns, {
     subject: 'post',
     owner: 'authorId',
@@ -104,7 +106,9 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         before: null,
         publishes: false,
       });
-      const record = (await posts.create({ _id, ...post, authorId, status: 'draft' })).toObject() as PostRecord;
+      const created = new posts({ _id, ...post, authorId, status: 'draft' });
+      await insert(created);
+      const record = created.toObject() as PostRecord;
       events.dispatch(told, record, { created: true });
       return toPost(record);
     },

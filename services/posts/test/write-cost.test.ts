@@ -48,8 +48,8 @@ describe('what a write of a post costs the database', () => {
 
     expect(await costOf(create, 'upsert')).toEqual([
       'post_events.deleteMany',
-      'post_events.insertOne',
-      'posts.insertOne',
+      'post_events.insertMany',
+      'posts.insertMany',
     ]);
   });
 
@@ -67,10 +67,39 @@ describe('what a write of a post costs the database', () => {
       'listing_changes.insertOne',
       'post_events.deleteMany',
       'post_events.findOne',
-      'post_events.insertOne',
+      'post_events.insertMany',
       'posts.findOne',
       'posts.findOneAndUpdate',
       'turns.insertOne',
+    ]);
+  });
+
+  it('when ten posts are created in one turn, then their entries go in one insert and the posts in another', async () => {
+    await costOf(create, 'upsert');
+    const entries = h.db.connection.db?.collection('post_events');
+    const titles = Array.from({ length: 10 }, (_, i) => `Together ${i}`);
+
+    const sent = await cost.of(
+      async () =>
+        (
+          await Promise.all(
+            titles.map((title) =>
+              h.posts.create(author.id, { title, body: 'A body of at least ten characters.', tags: [] }),
+            ),
+          )
+        ).map((post) => post._id),
+      async (ids) => {
+        const read = await h.events.bus.after('0-0', 10_000);
+        if (read.gap) return false;
+        const told = new Set(read.events.map((e) => (e.data as { _id: string })._id));
+        return ids.every((id) => told.has(id)) && (await entries?.countDocuments({ postId: { $in: ids } })) === 0;
+      },
+      () => 'the ten posts told on the bus, and no entry left',
+    );
+
+    expect(sent.filter((operation) => operation.includes('insert'))).toEqual([
+      'post_events.insertMany',
+      'posts.insertMany',
     ]);
   });
 });
