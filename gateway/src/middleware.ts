@@ -1,6 +1,6 @@
 import type { TokenVerifier } from '@cs/auth';
 import { HttpError, messages } from '@cs/errors';
-import { type Logger, requestIdFrom } from '@cs/log';
+import { accessLogger, type Logger, requestIdFrom } from '@cs/log';
 import { context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError } from './respond';
@@ -16,7 +16,13 @@ export function requestId() {
   };
 }
 
-export function accessLog(logger: Logger) {
+/**
+ * One line a request, once answered. Its fields are fixed and none is a credential (the request id
+ * is the one we checked or made): it is written without the redaction pass (`accessLogger`), so a
+ * field added here must not be one either.
+ */
+export function accessLog(gateway: Logger) {
+  const logger = accessLogger(gateway);
   return function accessLog(req: Request, res: Response, next: NextFunction) {
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();

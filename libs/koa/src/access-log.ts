@@ -1,8 +1,13 @@
-import type { Logger } from '@cs/log';
+import { accessLogger, type Logger } from '@cs/log';
 import type { AppMiddleware } from './context';
 
-/** One line a request: never the body, the query string or any header. */
-export function accessLog({ logger }: { logger: Logger }): AppMiddleware {
+/**
+ * One line a request: never the body, the query string or any header. Its fields are fixed and
+ * none is a credential: it is written without the redaction pass (`accessLogger`), so a field
+ * added here must not be one either.
+ */
+export function accessLog({ logger: service }: { logger: Logger }): AppMiddleware {
+  const logger = accessLogger(service);
   return async function accessLog(ctx, next) {
     const started = process.hrtime.bigint();
     try {

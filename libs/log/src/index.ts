@@ -56,6 +56,17 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
 }
 
 /**
+ * `logger` for the access log, whose lines carry fixed fields (request id, method, path without
+ * its query, status, time, user id) that are never a credential: without the redaction pass, which
+ * cannot change such a line. That pass runs each wildcard path of REDACT over every field of every
+ * line, about 15 µs a line here (pino 10 with @pinojs/redact) against 6 µs for the whole line
+ * without it: a twentieth of the CPU of a read answered from memory. Every other line keeps it.
+ */
+export function accessLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: [] });
+}
+
+/**
  * The active span's ids; none without tracing (no span is ever active then). Always a new object:
  * pino merges each line's fields into what the mixin returns, so a shared one would carry every
  * line's fields into all later lines.

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
-import { createLogger } from '../src';
+import { accessLogger, createLogger } from '../src';
 
 /** A logger whose lines are kept, parsed. */
 function capture() {
@@ -68,5 +68,36 @@ describe('createLogger', () => {
       res: { headers: { 'set-cookie': '[redacted]' } },
     });
     expect(JSON.stringify(lines[0])).not.toContain('cs_refresh');
+  });
+});
+
+describe('accessLogger', () => {
+  it('when an access line is written, then it carries the base fields, its own, and nothing else; the service’s lines are still redacted', () => {
+    const { logger, lines } = capture();
+    const access = accessLogger(logger);
+
+    access.info({ requestId: 'r1', method: 'GET', path: '/api/posts/1', status: 200, ms: 0.5 });
+    logger.info({ password: 'p' }, 'after');
+
+    expect(lines[0]).toEqual({
+      level: 30,
+      time: expect.any(String),
+      service: 'test',
+      requestId: 'r1',
+      method: 'GET',
+      path: '/api/posts/1',
+      status: 200,
+      ms: 0.5,
+    });
+    expect(lines[1]).toMatchObject({ password: '[redacted]', msg: 'after' });
+  });
+
+  it('when an access line is written, then no redaction pass runs on it: its fields are written as given', () => {
+    // Why its callers may give it no credential: a field named like one is not censored here.
+    const { logger, lines } = capture();
+
+    accessLogger(logger).info({ path: '/api/auth/logout', token: 'not-a-credential' });
+
+    expect(lines[0]).toMatchObject({ path: '/api/auth/logout', token: 'not-a-credential' });
   });
 });
