@@ -175,8 +175,9 @@ describe('metrics, scraped by Prometheus', () => {
     // head and one lookup; the three lists after it, with no published post changed, each look up
     // the next entry of the log and find none, and so does each of the three reads by id that
     // found its post, before it is answered from the listing; the change events of the five posts
-    // created tell them as written, with no read), and on identity's users (a registration looks
-    // the address up first, and one already taken stops there).
+    // created tell them as written, with no read; created one after another, each is an insert
+    // of its own), and on identity's users (a registration looks the address up first, and one
+    // already taken stops there).
     const email = `ops-${randomBytes(5).toString('hex')}@example.com`;
     expect((await call('POST', '/api/auth/register', { body: { email, password: 'a fine password' } })).status).toBe(
       201,
@@ -196,7 +197,7 @@ describe('metrics, scraped by Prometheus', () => {
       );
     };
     const database = {
-      'posts posts save ok': 5,
+      'posts posts insertMany ok': 5,
       'posts posts findOne ok': 3,
       'posts posts find ok': 1,
       'posts listing_changes findOne ok': 5 + 3,
