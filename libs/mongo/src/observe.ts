@@ -48,7 +48,7 @@ interface Running {
   span: CallSpan | undefined;
 }
 
-/** How each observed connection times an operation, for those no middleware sees (`observed`). */
+/** How each observed connection times an operation, for those timed by hand (`observed`). */
 const observers = new WeakMap<
   Connection,
   {

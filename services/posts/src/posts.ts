@@ -51,9 +51,9 @@ export interface PostsDeps {
 }
 
 export function createPosts(posts: PostModel, turns: Turns, { listing, events, publicChanges }: PostsDeps) {
-  /** A post is its author's; anyone else's is as good as missing. */
   /** New posts, inserted with those created in the same turn (group commit). */
   const insert = insertTogether(posts);
+  /** A post is its author's; anyone else's is as good as missing. */
   const owned = ownedDocuments(posts, turns, {
     subject: 'post',
     owner: 'authorId',
