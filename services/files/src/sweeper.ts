@@ -204,7 +204,7 @@ export function createSweeper({
      * - an over-limit object of a size-less key that landed after its check: checked again at the
      *   next `checkExpiredLinks`.
      * Replicas may delete or record the same object: deleting is idempotent, and one record wins
-     * the unique key.
+     * the unique key. A record's own object is deleted once, by its release.
      */
     async sweepUnclaimed(): Promise<number> {
       let deleted = 0;
@@ -223,7 +223,13 @@ export function createSweeper({
         const stateOf = new Map(known.map((r) => [r.key, r.state]));
         await eachAtMost(objects, async ({ key, lastModified }) => {
           const state = stateOf.get(key);
-          if (state === 'released' || (!state && lastModified.getTime() < cutoff)) {
+          if (state === 'released') {
+            // The release deleted the object before it wrote `released`, so a listing taken before
+            // that may still name it: only an object put back since is there to delete.
+            if (!(await storage.headObject(key))) return;
+            await storage.deleteObject(key);
+            deleted += 1;
+          } else if (!state && lastModified.getTime() < cutoff) {
             await storage.deleteObject(key);
             deleted += 1;
           } else if (!state && lastModified.getTime() > adoptable && (await adopt(key))) {

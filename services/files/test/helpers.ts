@@ -32,6 +32,8 @@ export interface FilesHarness {
   removals: Removals;
   /** The service's tombstones of deleted accounts. */
   accounts: DeletedAccounts;
+  /** The service's own storage client, the one its releases and sweeper call. */
+  storage: ObjectStorage;
   /** A storage client of the test's own, to look at what really is in the bucket. */
   bucket: ObjectStorage;
   db: TestDatabase;
@@ -94,6 +96,7 @@ export async function startFiles(
     sweeper,
     removals,
     accounts,
+    storage,
     bucket,
     db: database,
     logs,

@@ -86,6 +86,55 @@ describe('the sweeper', () => {
     }
   });
 
+  it('when a release finishes between the sweeper listing its object and reading its record, then the object is deleted once, by the release', async () => {
+    const key = await uploadFile(h, owner, 'released meanwhile');
+    await h.http.post('/internal/uploads/claim').set(owner.auth).send({ key }).expect(200);
+    const storage = h.storage;
+    const deleted: string[] = [];
+    // The service's real storage calls, with the release made to land right after the listing:
+    // the interleaving that three replicas sweeping and releasing at once meet now and then.
+    const list = storage.listObjects.bind(storage);
+    const remove = storage.deleteObject.bind(storage);
+    storage.listObjects = async (...args) => {
+      const page = await list(...args);
+      if (page.objects.some((o) => o.key === key)) {
+        await h.http.post('/internal/uploads/release').set(owner.auth).send({ key }).expect(204);
+      }
+      return page;
+    };
+    storage.deleteObject = (k) => {
+      deleted.push(k);
+      return remove(k);
+    };
+    try {
+      await h.sweeper.sweepUnclaimed();
+    } finally {
+      storage.listObjects = list;
+      storage.deleteObject = remove;
+    }
+
+    expect((await h.model.findOne({ key }).lean())?.state).toBe('released');
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+    expect(deleted.filter((k) => k === key)).toEqual([key]);
+  });
+
+  it('when an object is put back under a released key, then the sweeper deletes it', async () => {
+    const res = await h.http
+      .post('/upload-url')
+      .set(owner.auth)
+      .send({ contentType: 'text/plain', filename: 'again.txt', size: 4 });
+    const { key, url, headers } = res.body;
+    expect((await fetch(url, { method: 'PUT', headers, body: 'once' })).status).toBe(200);
+    await h.http.post('/internal/uploads/claim').set(owner.auth).send({ key }).expect(200);
+    await h.http.post('/internal/uploads/release').set(owner.auth).send({ key }).expect(204);
+    expect((await fetch(url, { method: 'PUT', headers, body: 'back' })).status).toBe(200);
+
+    expect(await h.sweeper.sweepUnclaimed()).toBeGreaterThanOrEqual(1);
+
+    expect(await h.bucket.headObject(key)).toBeUndefined();
+    expect((await h.model.findOne({ key }).lean())?.state).toBe('released');
+  });
+
   it('when a link still valid at the release puts the object back, then the purge deletes it once the link expired and the retention passed, and the record goes', async () => {
     const quick = await startFiles(__filename, { UPLOAD_URL_TTL_S: '2', RELEASED_RETENTION: '1s' }, db);
     try {
