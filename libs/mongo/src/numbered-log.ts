@@ -17,15 +17,27 @@ import { isDuplicateKey } from './turns';
 /**
  * Inserts an entry (`insert` writes it under the number it is given) at the first free number
  * from `firstTry` on; answers that number. Queue a process's appends: two of one process would
- * race each other for every number.
+ * race each other for every number. `skipTo`, when given, is asked once, after the first number
+ * found taken, for a number known to exist (a hint of the head): the tries go on after it, so a
+ * writer whose `firstTry` is long behind does not try its way through every entry since.
  */
-export async function appendNumbered(firstTry: number, insert: (seq: number) => Promise<unknown>): Promise<number> {
+export async function appendNumbered(
+  firstTry: number,
+  insert: (seq: number) => Promise<unknown>,
+  skipTo?: () => Promise<number>,
+): Promise<number> {
+  let ask = skipTo;
   for (let seq = firstTry; ; seq++) {
     try {
       await insert(seq);
       return seq;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
+    }
+    if (ask) {
+      // The next number tried is one after an entry that exists: still no gap.
+      seq = Math.max(seq, await ask());
+      ask = undefined;
     }
   }
 }

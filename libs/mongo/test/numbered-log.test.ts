@@ -42,6 +42,30 @@ describe('a numbered log', () => {
     expect(stored.map((e) => e._id).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
   });
 
+  it('when a writer’s first try is long behind the head, then after the first number found taken it goes on after the number skipTo gives: two inserts, not fifty-one', async () => {
+    const log = (clients[0] as Connection).collection<Entry>('behind_log');
+    await log.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i + 1, writer: 0 })));
+    const tried: number[] = [];
+    const insert = async (seq: number) => {
+      tried.push(seq);
+      await log.insertOne({ _id: seq, writer: 1 });
+    };
+    let asked = 0;
+    const skipTo = async () => {
+      asked += 1;
+      return 48;
+    };
+
+    expect(await appendNumbered(1, insert, skipTo)).toBe(51);
+
+    // 1 is taken; the hint says 48 exists; 49 and 50 are taken too, then 51 is free.
+    expect(tried).toEqual([1, 49, 50, 51]);
+    expect(asked).toBe(1);
+    expect((await log.find({}).toArray()).map((e) => e._id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 51 }, (_, i) => i + 1),
+    );
+  });
+
   it('when a reader reads after n, then it gets every entry from n + 1 up to the first missing one, or stops once it has enough', async () => {
     const log = (clients[0] as Connection).collection<Entry>('read_log');
     // 1 to 40, then a gap at 41 (not yet written by a slow writer), then 42.

@@ -107,10 +107,18 @@ export function createListingLog(connection: Connection, collectionName = 'listi
     await entries.deleteMany({ at: { $lt: new Date(Date.now() - RETAIN_MS) } });
   }
 
-  /** One entry holding `changes`, at the first free number; returns it. */
+  /**
+   * One entry holding `changes`, at the first free number; returns it. After the newest number
+   * this process knows of: one insert when no other replica wrote since, as in a burst of one
+   * replica's changes. The hint is read before the first entry, and after a number found taken.
+   */
   async function append(changes: Change[]): Promise<number> {
-    const firstTry = Math.max(known, await hint()) + 1;
-    const seq = await appendNumbered(firstTry, (n) => entries.create({ _id: String(n), at: new Date(), changes }));
+    const firstTry = (known > 0 ? known : await hint()) + 1;
+    const seq = await appendNumbered(
+      firstTry,
+      (n) => entries.create({ _id: String(n), at: new Date(), changes }),
+      hint,
+    );
     known = Math.max(known, seq);
     // The hint is housekeeping too: written in the background, every HINT_EVERY entries.
     if (seq % HINT_EVERY === 0) {

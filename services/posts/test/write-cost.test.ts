@@ -63,7 +63,6 @@ describe('what a write of a post costs the database', () => {
     await costOf(async () => id, 'upsert');
 
     expect(await costOf(publish(id), 'upsert')).toEqual([
-      'listing_changes.findOne',
       'listing_changes.insertOne',
       'post_events.deleteMany',
       'post_events.findOne',
