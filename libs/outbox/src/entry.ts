@@ -36,3 +36,16 @@ export function withOutboxFields<E extends OutboxEntry>(schema: Schema<E>): Sche
   schema.index({ dueAt: 1 });
   return schema;
 }
+
+/**
+ * The `_id` of the entry of one write of a versioned document: `<document>:v<version>`, or
+ * `<document>:gone` for its deletion. The same write recorded again has the same entry.
+ */
+export function writeEntryId(document: string, version: number | null): string {
+  return `${document}:${version === null ? 'gone' : `v${version}`}`;
+}
+
+/** The entry of the version before (a dispatch's `after`); none for a document's first version or its deletion. */
+export function previousEntryId(document: string, version: number | null | undefined): string | undefined {
+  return version ? writeEntryId(document, version - 1) : undefined;
+}

@@ -1,5 +1,5 @@
 export { BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoffMs } from './backoff';
-export { type OutboxEntry, withOutboxFields } from './entry';
+export { type OutboxEntry, previousEntryId, withOutboxFields, writeEntryId } from './entry';
 export { createLeases, type Leases } from './lease';
 export {
   createOutbox,

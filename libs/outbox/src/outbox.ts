@@ -24,8 +24,9 @@
  *   that young and never tried, and this process tries it once at a time (should that try
  *   outlive FIRST_TRY_MS, a poll's try beside it is one more handling, which handlers allow);
  * - the dispatch may hand the handler what the write wrote (`written`), so that it need not read
- *   it again; and the writer of a new document may say that its entry is the document's first
- *   (`first`), so that its order need not be looked up;
+ *   it again; and the writer may say which entry is the only one that can come before its own:
+ *   none for a new document (`first`), or the previous version's (`after`). Either way its order
+ *   need not be looked up: not for `first`, and not when this process did `after` (see below);
  * - entries are written together and done entries deleted together (`@cs/mongo`'s
  *   `batchedByTurn`): those of one turn of the event loop in one `insertMany`, one `deleteMany`;
  * - handlers are idempotent: an entry may be handled more than once (a lease run out, a process
@@ -72,6 +73,8 @@ export const FIRST_TRY_MS = 1_000;
 const RECORD_AFTER_MS = 200;
 /** Dispatched entries kept waiting for an earlier one, at most. */
 const MAX_WAITING = 1_000;
+/** Documents whose last entry done in this process is remembered (for `after`), at most. */
+const MAX_REMEMBERED = 1_000;
 /** Entries read per query of a pass. */
 const BATCH = 20;
 
@@ -102,6 +105,12 @@ export interface Dispatched<W> {
   written?: W;
   /** The entry is its document's first (the write created the document): no earlier one to wait for. */
   first?: boolean;
+  /**
+   * The `_id` of the one entry that can come before this one (the document's previous version's).
+   * When this process did that entry, nothing earlier is left: it was done only once it was first,
+   * and the entries before it were written before it. Otherwise the order is looked up.
+   */
+  after?: unknown;
 }
 
 export interface Outbox<E extends OutboxEntry, W = never> {
@@ -147,6 +156,8 @@ export function createOutbox<E extends OutboxEntry, W = never>({
   });
   /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
   const waiting = new Map<string, E>();
+  /** Of recently done documents (`orderBy`), the last entry this process did (`after`). */
+  const doneHere = new Map<string, string>();
   const running = new Set<Promise<unknown>>();
   let ordered: Promise<unknown> | undefined;
 
@@ -168,6 +179,13 @@ export function createOutbox<E extends OutboxEntry, W = never>({
       .select('_id')
       .lean<{ _id: unknown }>();
     return first ? String(first._id) : undefined;
+  }
+
+  /** `id` was the last entry of `document` done here: its successor's dispatch need not look. */
+  function remember(document: string, id: string): void {
+    doneHere.delete(document);
+    doneHere.set(document, id);
+    if (doneHere.size > MAX_REMEMBERED) doneHere.delete(doneHere.keys().next().value as string);
   }
 
   /**
@@ -202,7 +220,11 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     const attempts = entry.attempts ?? 0;
     if (entry.dueAt.getTime() > readAt) return 'not taken';
     const id = idOf(entry);
-    if (!dispatched?.first && (await firstOf(entry)) !== id) {
+    const follows =
+      orderBy !== undefined &&
+      dispatched?.after !== undefined &&
+      doneHere.get(String(entry[orderBy as keyof E])) === String(dispatched.after);
+    if (!dispatched?.first && !follows && (await firstOf(entry)) !== id) {
       if (dispatched && !waiting.has(id)) {
         waiting.set(id, entry);
         // Those whose earlier entry another process finished are found by a poll instead.
@@ -245,6 +267,7 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     clearTimeout(record);
     await recorded?.catch(() => undefined);
     await deleteDone(entry._id);
+    if (orderBy) remember(String(entry[orderBy as keyof E]), id);
     next(entry);
     return 'done';
   }

@@ -320,6 +320,66 @@ describe('the cost of a dispatched entry', () => {
     expect(operations.filter((op) => !op.endsWith('.countDocuments'))).toEqual([`${name}.deleteMany`]);
   });
 
+  it('when an entry is dispatched after the one this process did last for its document, then its order is not looked up; after one another process did, or one still there, then it is, and it waits its turn', async () => {
+    const name = fresh();
+    const handled: string[] = [];
+    const make = (connection: Connection) =>
+      createOutbox({
+        name,
+        entries: jobs(name, connection),
+        what: 'job',
+        orderBy: 'doc',
+        logger,
+        async handle(entry) {
+          handled.push(`${entry.doc}${entry.step}`);
+        },
+      });
+    const here = make(db.connection);
+    const there = make(other);
+    const done = () =>
+      eventually(
+        'no entry left',
+        () => jobs(name).countDocuments(),
+        (left) => left === 0,
+      );
+    /**
+     * The operations this process sends to do `entry`, dispatched `after`: but the test's own counts,
+     * and the index the first look at the order makes, once per outbox.
+     */
+    const sent = async (entry: Job, after: unknown) => {
+      const operations: string[] = [];
+      db.connection.set('debug', (collection: string, method: string) => operations.push(`${collection}.${method}`));
+      try {
+        here.dispatch(entry, { after });
+        await done();
+      } finally {
+        db.connection.set('debug', false);
+      }
+      return operations.filter((op) => !op.endsWith('.countDocuments') && !op.endsWith('.createIndex'));
+    };
+
+    const d0 = await here.enqueue({ doc: 'd', step: 0 });
+    here.dispatch(d0, { first: true });
+    await done();
+    const d1 = await here.enqueue({ doc: 'd', step: 1 });
+    expect(await sent(d1, d0._id)).toEqual([`${name}.deleteMany`]);
+
+    const x0 = await there.enqueue({ doc: 'x', step: 0 });
+    there.dispatch(x0, { first: true });
+    await done();
+    const x1 = await here.enqueue({ doc: 'x', step: 1 });
+    expect(await sent(x1, x0._id)).toEqual([`${name}.findOne`, `${name}.deleteMany`]);
+
+    const d2 = await here.enqueue({ doc: 'd', step: 2 });
+    const d3 = await here.enqueue({ doc: 'd', step: 3 });
+    here.dispatch(d3, { after: d2._id });
+    await sleep(100);
+    expect(handled).toEqual(['d0', 'd1', 'x0', 'x1']);
+    here.dispatch(d2, { after: d1._id });
+    await done();
+    expect(handled).toEqual(['d0', 'd1', 'x0', 'x1', 'd2', 'd3']);
+  });
+
   it('when one entry is dispatched twice at once in one process, then it is handled once', async () => {
     const name = fresh();
     let handled = 0;

@@ -13,7 +13,7 @@
  */
 import type { EventBus } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
-import { createOutbox, isSettled } from '@cs/outbox';
+import { createOutbox, isSettled, previousEntryId, writeEntryId } from '@cs/outbox';
 import {
   NOTE_FIELDS,
   type NoteEventModel,
@@ -67,7 +67,7 @@ export function createNoteEvents({
     /** Records a write of note `noteId` before it is made: `version` once it lands, null for a deletion. */
     record(noteId: string, authorId: string, version: number | null): Promise<NoteEventRecord> {
       return outbox.enqueue({
-        _id: `${noteId}:${version === null ? 'gone' : `v${version}`}`,
+        _id: writeEntryId(noteId, version),
         noteId,
         authorId,
         version,
@@ -78,7 +78,7 @@ export function createNoteEvents({
      * is, without a read), a new note when `created`.
      */
     dispatch: (entry: NoteEventRecord, written?: NoteRecord, { created = false } = {}) =>
-      outbox.dispatch(entry, { written, first: created }),
+      outbox.dispatch(entry, { written, first: created, after: previousEntryId(entry.noteId, entry.version) }),
     /** Polls for entries no live process tried; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
     /** Processes due entries now; how many were done. */

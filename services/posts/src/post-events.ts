@@ -20,7 +20,7 @@
  */
 import type { EventBus } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
-import { createOutbox, isSettled } from '@cs/outbox';
+import { createOutbox, isSettled, previousEntryId, writeEntryId } from '@cs/outbox';
 import {
   POST_FIELDS,
   type PostEventModel,
@@ -117,7 +117,7 @@ export function createPostEvents({
     /** Records a write before it is made (the recipe's step 1); dispatch the entry once it is. */
     record(write: PostWrite): Promise<PostEventRecord> {
       return outbox.enqueue({
-        _id: `${write.postId}:${write.version === null ? 'gone' : `v${write.version}`}`,
+        _id: writeEntryId(write.postId, write.version),
         postId: write.postId,
         authorId: write.authorId,
         version: write.version,
@@ -131,7 +131,7 @@ export function createPostEvents({
      * is, without a read), a new post when `created`.
      */
     dispatch: (entry: PostEventRecord, written?: PostRecord, { created = false } = {}) =>
-      outbox.dispatch(entry, { written, first: created }),
+      outbox.dispatch(entry, { written, first: created, after: previousEntryId(entry.postId, entry.version) }),
     /** Polls for entries no live process tried; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
     /** Processes due entries now; how many were done. */
