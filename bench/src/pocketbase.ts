@@ -2,8 +2,9 @@
  * Scenario 14 (issue 36): the content service beside PocketBase, what a small team would run
  * instead of us. `BENCH_ONLY=pocketbase npm run bench`.
  *
- * Ours is the whole system as `npm start` runs it (scripts/start.sh: its setup, then the launcher
- * and everything the launcher starts), on a port and data directory of its own. PocketBase is
+ * Ours is the whole system as `npm start` runs it (npm, then scripts/start.sh: its setup, then the
+ * launcher and everything the launcher starts), on a port and data directory of its own; its
+ * memory counts every process of that tree, npm's own included, as a user's `ps` would. PocketBase is
  * .tools/bin/pocketbase (scripts/pocketbase: v0.40.4 with a `posts` collection and rules like
  * ours, bcrypt at the same cost), on a loopback port and a data directory of its own. Both are
  * seeded through their APIs with the same posts and the same number of users, and measured side
@@ -41,6 +42,8 @@ const IDLE_S = 3;
 /** Each measure's warm-up per system, not counted. */
 const WARMUP_S = 2;
 const PASSWORD = 'bench-password';
+/** What the launcher runs: a Node process running it is the launcher. */
+const LAUNCHER = 'dev/devstack/dist/src/start.js';
 /**
  * PocketBase stores a log line for every request unless told otherwise (its default minimum is
  * info, 0); our services run with LOG_LEVEL=warn here. The same on both: warn (slog's 4).
@@ -69,7 +72,7 @@ interface Memory {
 }
 
 interface MemoryOfSide extends Memory {
-  /** By kind (the launcher apart): node, postgres, ferretdb, versitygw, mailpit, redis-server. */
+  /** By kind: npm, sh, launcher, node, postgres, ferretdb, versitygw, mailpit, redis-server. */
   byName: Record<string, Memory>;
 }
 
@@ -157,8 +160,9 @@ function startTime(pid: number): string {
 }
 
 /**
- * SIGTERM to the process (the launcher stops what it started), then, after it exits or after
- * `graceMs`, SIGKILL to whatever of its tree, as read before, is still that same process.
+ * SIGTERM to the process (for ours npm, whose end is a SIGTERM to the launcher, which stops what it
+ * started), then, once its whole tree as read before has exited or after `graceMs`, SIGKILL to
+ * whatever of it is still that same process.
  */
 async function stopTree(child: ChildProcess, graceMs = 30_000): Promise<void> {
   const pid = child.pid;
@@ -169,9 +173,11 @@ async function stopTree(child: ChildProcess, graceMs = 30_000): Promise<void> {
     child.once('exit', () => resolve());
     timer = setTimeout(resolve, graceMs);
   });
+  const deadline = Date.now() + graceMs;
   child.kill('SIGTERM');
   await exited;
   clearTimeout(timer);
+  while (Date.now() < deadline && tree.some(([p, started]) => started && startTime(p) === started)) await sleep(50);
   for (const [p, started] of tree) {
     if (!started || startTime(p) !== started) continue; // gone, as it should be
     try {
@@ -182,14 +188,14 @@ async function stopTree(child: ChildProcess, graceMs = 30_000): Promise<void> {
   }
 }
 
-/** `npm start`'s script (setup, then the launcher, which execs in place), timed to its Ready line. */
+/** `npm start` (its script: setup, then the launcher, which execs in place), timed to its Ready line. */
 async function startOurs(dir: string, bcryptCost: string): Promise<Running> {
   mkdirSync(dir, { recursive: true });
   const logFile = join(dir, 'launcher.log');
   const log = createWriteStream(logFile, { flags: 'a' });
   const port = await freePort();
   const started = performance.now();
-  const child = spawn('bash', [join(REPO_ROOT, 'scripts', 'start.sh')], {
+  const child = spawn('npm', ['start'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -316,12 +322,17 @@ async function startPocketBase(dir: string, bcryptCost: string): Promise<Running
 }
 
 /**
- * What a process is, by its command name (postgres, ferretdb, redis-server…), but `node` for Node,
- * whose main thread names itself MainThread.
+ * What a process is, by its command name (postgres, ferretdb, redis-server…); a Node process (whose
+ * main thread names itself MainThread) by what it runs: npm, the launcher, or else `node`.
  */
 function kindOf(pid: number): string {
   try {
-    if (basename(readlinkSync(`/proc/${pid}/exe`)) === 'node') return 'node';
+    if (basename(readlinkSync(`/proc/${pid}/exe`)) === 'node') {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (args.some((a) => basename(a) === 'npm' || a.endsWith('npm-cli.js'))) return 'npm';
+      if (args.some((a) => a.endsWith(LAUNCHER))) return 'launcher';
+      return 'node';
+    }
   } catch {
     // gone, or not ours to read: its command name says enough
   }
@@ -333,7 +344,7 @@ function processGroups(root: number): ProcessGroups {
   const groups: ProcessGroups = {};
   const pids = processTree(root);
   for (const pid of pids) {
-    const kind = pid === root && pids.length > 1 ? 'launcher' : kindOf(pid);
+    const kind = kindOf(pid);
     const group = groups[kind] ?? { pids: [] };
     group.pids.push(pid);
     groups[kind] = group;
@@ -341,12 +352,12 @@ function processGroups(root: number): ProcessGroups {
   return groups;
 }
 
-/** RSS and PSS of a process and all its descendants, and by kind (the root apart, as "launcher"). */
+/** RSS and PSS of a process and all its descendants, and by kind. */
 function memoryOfTree(root: number): MemoryOfSide {
   const pids = processTree(root);
   const groups = new Map<string, number[]>();
   for (const pid of pids) {
-    const name = pid === root && pids.length > 1 ? 'launcher' : kindOf(pid);
+    const name = kindOf(pid);
     groups.set(name, [...(groups.get(name) ?? []), pid]);
   }
   const byName = Object.fromEntries(
