@@ -329,7 +329,8 @@ function kindOf(pid: number): string {
   try {
     if (basename(readlinkSync(`/proc/${pid}/exe`)) === 'node') {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (args.some((a) => basename(a) === 'npm' || a.endsWith('npm-cli.js'))) return 'npm';
+      // npm names itself by its command ("npm start", one string in place of its arguments).
+      if (/^npm( |$)/.test(args[0] ?? '') || args.some((a) => a.endsWith('npm-cli.js'))) return 'npm';
       if (args.some((a) => a.endsWith(LAUNCHER))) return 'launcher';
       return 'node';
     }
