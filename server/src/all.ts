@@ -5,11 +5,11 @@
  * starts it again when it dies (dev/devstack supervisor.ts).
  *
  * In one process each service is still what it is alone: its own configuration, read by its own
- * reader, its own database connection, its own token verifier following identity's log, its own
- * logger. Their configuration comes from the one environment: a key for one service alone is
- * written with its name first (`POSTS_LOG_LEVEL` is posts' LOG_LEVEL), and MONGO_URL names the
- * server, on which each service has its own database, named after it (`POSTS_MONGO_URL` to set
- * one exactly).
+ * reader, its own database, its own token verifier following identity's log, its own logger.
+ * Their configuration comes from the one environment: a key for one service alone is written with
+ * its name first (`POSTS_LOG_LEVEL` is posts' LOG_LEVEL), and MONGO_URL names the server, on which
+ * each service has its own database, named after it (`POSTS_MONGO_URL` to set one exactly). The
+ * services whose databases are on one server reach them through one client (databases.ts).
  */
 import { configOrExit } from '@cs/config';
 import { filesService } from '@cs/files/service';
@@ -24,6 +24,7 @@ import { postsService } from '@cs/posts/service';
 import { realtimeService } from '@cs/realtime/service';
 import { type BaseConfig, type ServiceDefinition, type StartedService, startService } from '@cs/service';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
+import { connectServers } from './databases';
 
 // biome-ignore lint/suspicious/noExplicitAny: each definition has its own config type
 export const SERVICES: readonly ServiceDefinition<any>[] = [
@@ -75,6 +76,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
     startTracing('content-service');
     const metrics = await startMetrics('content-service', gatewayConfig);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
+    const servers = await connectServers(configs, createLogger({ name: 'database', level: gatewayConfig.LOG_LEVEL }));
     await Promise.all(
       SERVICES.map(async (definition, i) => {
         const config = configs[i] as BaseConfig;
@@ -82,6 +84,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
           definition,
           config,
           createLogger({ name: definition.name, level: config.LOG_LEVEL }),
+          servers.databases[i],
         );
         started.push(service);
         hosted.push(hostInProcess(definition.name, service.app.callback()));
@@ -101,6 +104,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
       onClose: async () => {
         await gateway.close();
         await Promise.all(started.map((service) => service.close()));
+        await servers.close();
         for (const host of hosted) host.stop();
         await metrics?.close();
         await stopTracing();

@@ -43,6 +43,8 @@ export interface MongoOptions {
   waitQueueTimeoutMS?: number;
   /** How long `connectMongo` keeps retrying the first connection. */
   startupTimeoutMs?: number;
+  /** The most connections the pool opens: MAX_POOL_SIZE for each database it serves. */
+  maxPoolSize?: number;
   onRetry?: (attempt: number, err: unknown) => void;
 }
 
@@ -50,7 +52,8 @@ export interface MongoOptions {
 mongoose.set('sanitizeFilter', true);
 mongoose.set('strictQuery', true);
 
-const MAX_POOL_SIZE = 20;
+/** A service's share of its pool: the connections its operations may have under way at once. */
+export const MAX_POOL_SIZE = 20;
 
 /** Connects with retry (the database may start after us), then returns the open connection. */
 export async function connectMongo(url: string, options: MongoOptions = {}): Promise<Connection> {
@@ -61,6 +64,7 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
     connectTimeoutMS = CHECK_TIMEOUT_MS,
     waitQueueTimeoutMS = OPERATION_BOUND_MS,
     startupTimeoutMs = 30_000,
+    maxPoolSize = MAX_POOL_SIZE,
     onRetry,
   } = options;
   const deadline = Date.now() + startupTimeoutMs;
@@ -74,11 +78,11 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       retryReads: false,
       bufferCommands: false,
       autoIndex: true,
-      maxPoolSize: MAX_POOL_SIZE,
+      maxPoolSize,
     });
     // Before the first connection opens, so the pool's counts start from it, and before any
     // model is compiled on it.
-    if (metricsEnabled()) watchPool(connection, MAX_POOL_SIZE);
+    if (metricsEnabled()) watchPool(connection, maxPoolSize);
     observeOperations(connection);
     try {
       await connection.asPromise();
@@ -90,6 +94,17 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       await sleep(Math.min(250 * 2 ** attempt, 2000));
     }
   }
+}
+
+/**
+ * `name`, a database on the server `server` is connected to, through that connection's client:
+ * its pool, its monitor and its sockets. Its models are observed as `connectMongo`'s are. Closing
+ * it would close the client: the one who opened `server` closes it.
+ */
+export function databaseOn(server: Connection, name: string): Connection {
+  const database = server.useDb(name, { useCache: true });
+  observeOperations(database);
+  return database;
 }
 
 /** Readiness: the connection is open and the server answers a ping. */
@@ -119,7 +134,7 @@ export function watchReachability(
 }
 
 export { backlogOf } from './backlog';
-export { withDatabase } from './database-url';
+export { databaseIn, withDatabase } from './database-url';
 export { createDeletedAccounts, type DeletedAccounts, PURGE_AGAIN_EVERY_MS } from './deleted-accounts';
 export { modelOf } from './model-of';
 export { appendNumbered, readNumbered } from './numbered-log';

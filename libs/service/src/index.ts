@@ -52,13 +52,19 @@ export interface StartedService<C extends BaseConfig = BaseConfig> {
   close(): Promise<void>;
 }
 
-/** Connects a service to its database (when it has one) and builds its app: one service, started. */
+/**
+ * Connects a service to its database (when it has one) and builds its app: one service, started.
+ * `database`, when given, is its database on a connection the caller holds (every part of one
+ * process on one client): the service uses it and leaves its closing to the caller.
+ */
 export async function startService<C extends BaseConfig>(
   { name, build }: ServiceDefinition<C>,
   config: C,
   logger: Logger,
+  database?: Connection,
 ): Promise<StartedService<C>> {
-  const connection = config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger);
+  const connection =
+    database ?? (config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger));
   const { app, onClosing, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
   return {
     name,
@@ -68,7 +74,7 @@ export async function startService<C extends BaseConfig>(
     onClosing,
     close: async () => {
       await onClose?.();
-      await connection?.close();
+      if (database === undefined) await connection?.close();
     },
   };
 }
@@ -102,8 +108,13 @@ export async function runService<C extends BaseConfig>(definition: ServiceDefini
   }
 }
 
-async function connectDatabase(url: string, logger: Logger): Promise<Connection> {
+/**
+ * A connection to the database server at `url`, retried while it starts, whose loss and return are
+ * logged. `maxPoolSize`: see connectMongo.
+ */
+export async function connectDatabase(url: string, logger: Logger, maxPoolSize?: number): Promise<Connection> {
   const connection = await connectMongo(url, {
+    maxPoolSize,
     onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
   });
   watchReachability(connection, {
