@@ -9,12 +9,14 @@
  * ours, bcrypt at the same cost), on a loopback port and a data directory of its own. Both are
  * seeded through their APIs with the same posts and the same number of users, and measured side
  * by side, interleaved round by round (rounds.ts), 10 clients, the load in a process of its own:
- * a post by id, a create, seeding (create + publish, 16 in flight), the public list by tag, the
- * login, the list while a post is published every 0.5 s, the memory of every process at idle
- * after start (RSS and PSS), and the time from start to ready.
+ * a post by id, a create, a publish (a draft made published: PocketBase's update of the same
+ * field), seeding (create + publish, 16 in flight), the public list by tag, the login, the list
+ * while a post is published every 0.5 s, the memory of every process at idle after start (RSS and
+ * PSS), and the time from start to ready.
  *
  * Knobs: BENCH_ROUNDS, BENCH_DURATION_S and BENCH_BCRYPT_COST (run.ts), BENCH_PB_POSTS (10000),
- * BENCH_PB_STARTS (3: restarts of each, for the time to ready).
+ * BENCH_PB_STARTS (3: restarts of each, for the time to ready), BENCH_PB_PUBLISHES (500: drafts
+ * published a round).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readlinkSync } from 'node:fs';
@@ -35,6 +37,8 @@ export const POCKETBASE_BIN = join(TOOLS_BIN, 'pocketbase');
 const SEED_IN_FLIGHT = 16;
 /** Users on each system: seeding's authors, one per post in flight; the first also logs in and creates. */
 const USERS = SEED_IN_FLIGHT;
+/** The publishes of (i) in a round, on each system: drafts made before it, untimed. */
+const PUBLISHES = Number(process.env.BENCH_PB_PUBLISHES ?? 500);
 /** The writer beside the list of (g): one post published this often. */
 const PUBLISH_EVERY_MS = 500;
 /** How long both sit idle after start before their memory is read (as run.ts's idle memory). */
@@ -120,6 +124,14 @@ export interface PocketBaseReport {
   durationS: number;
   byId: SideBySide;
   create: SideBySide;
+  /** Absent from runs before it was measured. */
+  publish?: {
+    count: number;
+    inFlight: number;
+    ours: { postsPerS: number; p50: number; rounds: number[]; failures: number };
+    pocketbase: { postsPerS: number; p50: number; rounds: number[]; failures: number };
+    ratio: number;
+  };
   seeding: {
     inFlight: number;
     ours: { postsPerS: number; p50: number; rounds: number[]; failures: number };
@@ -635,6 +647,32 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
     connections: C,
   }));
 
+  // (i) A publish alone: the first author's drafts, PUBLISHES a round made before it (untimed),
+  // then published C at a time, as (b) creates them. PocketBase's is its update of the field.
+  o.log(`bench: 14 a publish, ${PUBLISHES} drafts a round…`);
+  let publishFrom = 2_000_000;
+  const publishRounds = await interleave<SeedResult>(
+    both().map((r) => ({
+      name: r.system,
+      run: async () => {
+        const first = publishFrom;
+        publishFrom += PUBLISHES;
+        return runScript<SeedResult>(o.node, o.dist, 'seed-load.js', [
+          JSON.stringify({
+            system: r.system,
+            url: r.url,
+            authors: [authorOf(r)],
+            first,
+            count: PUBLISHES,
+            inFlight: C,
+            publishOnly: true,
+          }),
+        ]);
+      },
+    })),
+    o.rounds,
+  );
+
   // (h) From start to ready, with the data in place and nothing changed: each stopped, then
   // started again alone, in turn. The last restart's memory at idle, with the posts stored.
   o.log(`bench: 14 start to ready, ${o.starts} restarts of each…`);
@@ -677,6 +715,16 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
       (seedRounds.pocketbase ?? []).map((x) => x.postsPerS),
     ),
   };
+  const publishes = {
+    count: PUBLISHES,
+    inFlight: C,
+    ours: seedSummary(publishRounds.ours ?? []),
+    pocketbase: seedSummary(publishRounds.pocketbase ?? []),
+    ratio: pairedRatio(
+      (publishRounds.ours ?? []).map((x) => x.postsPerS),
+      (publishRounds.pocketbase ?? []).map((x) => x.postsPerS),
+    ),
+  };
   return {
     pocketbase: pocketbaseVersion ?? '',
     ours: oursVersion,
@@ -689,6 +737,7 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
     durationS: o.durationS,
     byId,
     create,
+    publish: publishes,
     seeding,
     list: { ...list, paths: listPath },
     login,
@@ -701,6 +750,7 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
     goals: {
       byId: 'req/s ≥ 1 × PocketBase (never below 0.5 ×); p50 ≤ 2 × PocketBase',
       create: 'req/s ≥ 0.5 × PocketBase',
+      publish: 'posts/s ≥ 0.5 × PocketBase',
       listWhilePublishing: 'p99 ≤ 0.25 × PocketBase',
       memory: 'ours ≤ 250 MB PSS in all, and ≤ 10 × PocketBase',
       startToReady: 'ours ≤ 3 s when nothing changed',
@@ -727,6 +777,16 @@ export function pocketbaseRows(r: PocketBaseReport): [string, string, string, st
       r.goals.byId ?? '',
     ],
     ['14 PocketBase: a create', pair(r.create), `${r.create.ratio} (p50 ${r.create.p50Ratio} ×)`, r.goals.create ?? ''],
+    ...(r.publish
+      ? [
+          [
+            `14 PocketBase: a publish, ${r.publish.inFlight} in flight`,
+            `ours ${r.publish.ours.postsPerS} posts/s, p50 ${ms(r.publish.ours.p50)}; PocketBase ${r.publish.pocketbase.postsPerS} posts/s, p50 ${ms(r.publish.pocketbase.p50)}`,
+            String(r.publish.ratio),
+            r.goals.publish ?? '',
+          ] as [string, string, string, string],
+        ]
+      : []),
     [
       `14 PocketBase: seeding, create + publish, ${r.seeding.inFlight} in flight`,
       `ours ${r.seeding.ours.postsPerS} posts/s; PocketBase ${r.seeding.pocketbase.postsPerS} posts/s`,
@@ -777,6 +837,11 @@ export function pocketbaseSection(r: PocketBaseReport): string {
     '|---|---|---|---|',
     `| one post by id, ${r.posts} posts | ${line(r.byId.ours)} | ${line(r.byId.pocketbase)} | ${r.byId.ratio} (p50 ${r.byId.p50Ratio} ×) |`,
     `| create a post | ${line(r.create.ours)} | ${line(r.create.pocketbase)} | ${r.create.ratio} (p50 ${r.create.p50Ratio} ×) |`,
+    ...(r.publish
+      ? [
+          `| publish a draft (PocketBase: update the field), ${r.publish.inFlight} in flight, ${r.publish.count} a round | ${r.publish.ours.postsPerS} posts/s, p50 ${ms(r.publish.ours.p50)} | ${r.publish.pocketbase.postsPerS} posts/s, p50 ${ms(r.publish.pocketbase.p50)} | ${r.publish.ratio} |`,
+        ]
+      : []),
     `| seeding, create + publish, ${r.seeding.inFlight} in flight | ${r.seeding.ours.postsPerS} posts/s (rounds ${r.seeding.ours.rounds.join(', ')}) | ${r.seeding.pocketbase.postsPerS} posts/s (rounds ${r.seeding.pocketbase.rounds.join(', ')}) | ${r.seeding.ratio} |`,
     `| list by tag, first page, ${r.posts} posts | ${line(r.list.ours)} | ${line(r.list.pocketbase)} | ${r.list.ratio} (p50 ${r.list.p50Ratio} ×) |`,
     `| login at bcrypt cost ${r.bcryptCost} | ${r.login.ours.rps.toFixed(1)}/s | ${r.login.pocketbase.rps.toFixed(1)}/s | ${r.login.ratio} |`,
@@ -785,7 +850,7 @@ export function pocketbaseSection(r: PocketBaseReport): string {
     `| list while a post is published every ${r.listWhilePublishing.everyMs / 1000} s, ${r.posts} posts | ${line(r.listWhilePublishing.ours, 'p99')} | ${line(r.listWhilePublishing.pocketbase, 'p99')} | ${r.listWhilePublishing.ratio} (p99 ${r.listWhilePublishing.p99Ratio} ×) |`,
     `| start to ready, nothing changed (median of ${r.startToReady.ours.restartsMs.length}) | ${ms(r.startToReady.ours.medianMs)} | ${ms(r.startToReady.pocketbase.medianMs)} | ${r.startToReady.ratio} × |`,
     '',
-    `Failures: ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.ours.failures, 0) + r.seeding.ours.failures} ours, ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.pocketbase.failures, 0) + r.seeding.pocketbase.failures} PocketBase. Posts published beside the list: ${r.listWhilePublishing.published.ours} ours, ${r.listWhilePublishing.published.pocketbase} PocketBase. First start, on an empty data directory: ours ${ms(r.startToReady.ours.firstMs)}, PocketBase ${ms(r.startToReady.pocketbase.firstMs)}.`,
+    `Failures: ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.ours.failures, 0) + r.seeding.ours.failures + (r.publish?.ours.failures ?? 0)} ours, ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.pocketbase.failures, 0) + r.seeding.pocketbase.failures + (r.publish?.pocketbase.failures ?? 0)} PocketBase. Posts published beside the list: ${r.listWhilePublishing.published.ours} ours, ${r.listWhilePublishing.published.pocketbase} PocketBase. First start, on an empty data directory: ours ${ms(r.startToReady.ours.firstMs)}, PocketBase ${ms(r.startToReady.pocketbase.firstMs)}.`,
     '',
     `Memory idle after start, RSS / PSS: ours ${memoryParts(afterStart.ours)}. After a restart with the posts: ${memoryParts(afterRestart.ours)}; PocketBase ${mb(afterRestart.pocketbase)}.`,
     '',
