@@ -9,6 +9,12 @@
  * of new clients cannot have (a device that has logged in before, say). Each line holds up to
  * `total` waiting pieces of its own, so a crowd that fills the first line never keeps a priority
  * piece out: it waits only for the pieces running and the priority pieces ahead of it.
+ *
+ * `together` marks a piece that may share its place with others so marked: when a place frees and
+ * the next pieces in turn are such, up to `batch` of them take it at once, started in one turn of
+ * the event loop, and the place is freed when the last of them ends. Their writes asked for in
+ * that turn go to the database as one operation (`@cs/mongo` together.ts), so a crowd of small
+ * writes costs what a few would, and the turns stay fair: the group is taken in turn.
  */
 import { HttpError } from '@cs/errors';
 import { counter } from '@cs/telemetry';
@@ -24,11 +30,20 @@ export interface BulkheadOptions {
   /** How long a piece may wait in line before it is refused (5 s). */
   maxWaitMs?: number;
   retryAfterS?: number;
+  /** Pieces run `together` that may share one place (1: each has its own). */
+  batch?: number;
+}
+
+export interface RunOptions {
+  /** The piece waits in the priority line. */
+  priority?: boolean;
+  /** The piece may share its place with other such pieces (`batch`), started at the same time. */
+  together?: boolean;
 }
 
 export interface Bulkhead {
   /** Runs `work` once a place is free, in the client's turn; refuses with 429 or 503 when the line is full. */
-  run<T>(client: string, work: () => Promise<T>, options?: { priority?: boolean }): Promise<T>;
+  run<T>(client: string, work: () => Promise<T>, options?: RunOptions): Promise<T>;
   /** Pieces running and waiting now. */
   load(): { running: number; waiting: number };
   /** Refuses every piece waiting now with `err`, at once: what they would run on is away. */
@@ -41,9 +56,15 @@ export const bulkheadRefusals = counter(
   ['bulkhead', 'reason'],
 );
 
-/** A piece waiting in line: let it run, or refuse it. */
+/** A place, and how many pieces share it: it is freed when the last of them ends. */
+interface Place {
+  pieces: number;
+}
+
+/** A piece waiting in line: let it run in a place, or refuse it. */
 interface Waiter {
-  go(): void;
+  together: boolean;
+  go(place: Place): void;
   refuse(err: Error): void;
 }
 
@@ -91,6 +112,22 @@ class FairLine {
     return waiter;
   }
 
+  /**
+   * The next waiter in turn, and when it may run together, the waiters next in turn after it that
+   * may too: up to `batch` in all.
+   */
+  shiftGroup(batch: number): Waiter[] {
+    const first = this.shift();
+    if (!first) return [];
+    const group = [first];
+    while (first.together && group.length < batch) {
+      const client = this.turn[0];
+      if (client === undefined || !this.queues.get(client)?.[0]?.together) break;
+      group.push(this.shift() as Waiter);
+    }
+    return group;
+  }
+
   /** Every waiter, in no particular order; the line is left empty. */
   takeAll(): Waiter[] {
     const all = [...this.queues.values()].flat();
@@ -108,6 +145,7 @@ export function createBulkhead({
   total,
   maxWaitMs = 5_000,
   retryAfterS = 1,
+  batch = 1,
 }: BulkheadOptions): Bulkhead {
   const lines = { priority: new FairLine(), normal: new FairLine() };
   let running = 0;
@@ -120,24 +158,36 @@ export function createBulkhead({
     });
   };
 
+  /** The place is handed to the next group in line, or freed when none waits. */
   const release = () => {
-    const next = lines.priority.shift() ?? lines.normal.shift();
-    if (next) next.go();
-    else running -= 1;
+    const group = lines.priority.size > 0 ? lines.priority.shiftGroup(batch) : lines.normal.shiftGroup(batch);
+    if (group.length === 0) {
+      running -= 1;
+      return;
+    }
+    const place: Place = { pieces: group.length };
+    for (const waiter of group) waiter.go(place);
+  };
+
+  const leave = (place: Place) => {
+    place.pieces -= 1;
+    if (place.pieces === 0) release();
   };
 
   return {
-    async run(client, work, { priority = false } = {}) {
+    async run(client, work, { priority = false, together = false } = {}) {
+      let place: Place;
       if (running >= concurrency) {
         const line = priority ? lines.priority : lines.normal;
         if (line.waitingFor(client) >= perClient) throw refuse(429, 'client');
         if (line.size >= total) throw refuse(503, 'full');
         // The place is handed over by release(): `running` counts it already.
-        await new Promise<void>((resolve, reject) => {
+        place = await new Promise<Place>((resolve, reject) => {
           const waiter: Waiter = {
-            go() {
+            together,
+            go(given) {
               clearTimeout(timer);
-              resolve();
+              resolve(given);
             },
             refuse(err) {
               clearTimeout(timer);
@@ -152,11 +202,12 @@ export function createBulkhead({
         });
       } else {
         running += 1;
+        place = { pieces: 1 };
       }
       try {
         return await work();
       } finally {
-        release();
+        leave(place);
       }
     },
 

@@ -129,4 +129,32 @@ describe('a bulkhead', () => {
     expect(await Promise.all([first, later])).toEqual(['first', 'later']);
     expect(started).toEqual(['first', 'later']);
   });
+
+  it('when pieces that may run together wait, then up to `batch` of them in turn share the place that frees, and free it when the last ends', async () => {
+    const started: string[] = [];
+    const g = gate(started);
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 10, total: 20, batch: 3 });
+    const all = [bulkhead.run('z', g.piece('first'))];
+    await new Promise((r) => setImmediate(r));
+    for (const label of ['a1', 'a2', 'a3', 'a4', 'a5']) all.push(bulkhead.run('a', g.piece(label), { together: true }));
+    all.push(bulkhead.run('b', g.piece('b1'), { together: true }));
+    all.push(bulkhead.run('c', g.piece('c1')));
+
+    // In turn: a's first and b's may go together; c's may not, so the group stops before it.
+    await g.finishOne();
+    expect(started).toEqual(['first', 'a1', 'b1']);
+    expect(bulkhead.load()).toEqual({ running: 1, waiting: 5 });
+    // The place is b1's still: nothing starts until the last of the group ends.
+    await g.finishOne();
+    expect(started).toEqual(['first', 'a1', 'b1']);
+    await g.finishOne();
+    expect(started).toEqual(['first', 'a1', 'b1', 'c1']);
+    // Then a's, three at most.
+    await g.finishOne();
+    expect(started).toEqual(['first', 'a1', 'b1', 'c1', 'a2', 'a3', 'a4']);
+    while (g.running() > 0) await g.finishOne();
+    await Promise.all(all);
+    expect(started.at(-1)).toBe('a5');
+    expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
+  });
 });

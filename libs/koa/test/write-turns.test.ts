@@ -5,7 +5,7 @@
 
 import type { Server } from 'node:http';
 import { HttpError, messages } from '@cs/errors';
-import { captureLogger, newCaller, verifierWithoutRevocations } from '@cs/testkit';
+import { captureLogger, eventually, newCaller, verifierWithoutRevocations } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Router from '@koa/router';
 import request from 'supertest';
@@ -18,8 +18,9 @@ const open: Array<(failure?: Error) => void> = [];
 let server: Server;
 const line = writeBulkhead(1);
 
+/** Waits for what the line has done, failing after 2 s rather than hanging. */
 async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 5));
+  await eventually(String(condition), condition, Boolean, { everyMs: 5, timeoutMs: 2_000 });
 }
 
 /** Ends the oldest running write. */
@@ -34,6 +35,16 @@ beforeAll(() => {
     await new Promise<void>((resolve, reject) => open.push((failure) => (failure ? reject(failure) : resolve())));
     ctx.status = 204;
   });
+  router.post(
+    '/creates/:label',
+    requireAuth(verifierWithoutRevocations()),
+    writesInTurn(line, { together: true }),
+    async (ctx) => {
+      started.push(ctx.params.label as string);
+      await new Promise<void>((resolve) => open.push(() => resolve()));
+      ctx.status = 201;
+    },
+  );
   router.post('/unauthenticated', writesInTurn(line), (ctx) => {
     ctx.status = 204;
   });
@@ -99,5 +110,24 @@ describe('writes in turn', () => {
     const res = await request(server).post('/unauthenticated');
 
     expect(res.status).toBe(500);
+  });
+
+  it('when creates of several accounts wait behind a write, then they start together in the place it frees', async () => {
+    const http = request(server);
+    const before = started.length;
+    const write = http.post('/things/w1').set(newCaller().auth).then();
+    await until(() => started.length === before + 1);
+    const creates = ['c1', 'c2', 'c3'].map((label) => http.post(`/creates/${label}`).set(newCaller().auth).then());
+    await until(() => line.load().waiting === 3);
+
+    finishOne();
+    await until(() => started.length === before + 4);
+    // All three run at once, in the one place: none had to end for the next to start.
+    expect(started.slice(before + 1).sort()).toEqual(['c1', 'c2', 'c3']);
+    expect(open).toHaveLength(3);
+    expect(line.load()).toEqual({ running: 1, waiting: 0 });
+    while (open.length > 0) finishOne();
+    const answers = await Promise.all([write, ...creates]);
+    expect(answers.map((res) => res.status)).toEqual([204, 201, 201, 201]);
   });
 });

@@ -39,7 +39,8 @@ export function noteRoutes(
 
   router.post(
     '/api/notes',
-    inTurn,
+    // Creates may share a place in the line, started together: their inserts go as one operation.
+    writesInTurn(writes, { together: true }),
     refuseDeleted,
     validateBody(createNoteSchema),
     failureMessage(messages.createFailed),
