@@ -12,7 +12,8 @@
  * a post by id, a create, a publish (a draft made published: PocketBase's update of the same
  * field), seeding (create + publish, 16 in flight), the public list by tag, the login, the list
  * while a post is published every 0.5 s, the memory of every process at idle after start (RSS and
- * PSS), and the time from start to ready.
+ * PSS), and the time from start to ready. On PostgreSQL, the create again under other settings of
+ * its own (database-settings.ts).
  *
  * Knobs: BENCH_ROUNDS, BENCH_DURATION_S and BENCH_BCRYPT_COST (run.ts), BENCH_PB_POSTS (10000),
  * BENCH_PB_STARTS (3: restarts of each, for the time to ready), BENCH_PB_PUBLISHES (500: drafts
@@ -25,6 +26,7 @@ import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, REPO_ROOT, TOOLS_BIN } from '@cs/devstack';
 import { cpuBetween, cpuSnapshot, type ProcessGroups } from './cpu';
+import { applySetting, DATABASE_SETTINGS, type DatabaseSetting, resetSetting } from './database-settings';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { interleave, type LoadSummary, runScript, summarize } from './rounds';
@@ -124,6 +126,8 @@ export interface PocketBaseReport {
   durationS: number;
   byId: SideBySide;
   create: SideBySide;
+  /** The create again under other PostgreSQL settings (database-settings.ts); absent on SQLite and from older runs. */
+  createUnder?: Array<{ setting: DatabaseSetting; create: SideBySide }>;
   /** Absent from runs before it was measured. */
   publish?: {
     count: number;
@@ -635,7 +639,7 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
 
   // (b) A create, last: its drafts add to what the other measures read.
   const body = 'A post written by the benchmark, of a realistic length for a short post.';
-  const create = await sideBySide('a create', (r) => ({
+  const createSpec = (r: Running): Omit<LoadSpec, 'durationS'> => ({
     url: r.system === 'ours' ? `${r.url}/api/posts` : `${r.url}/api/collections/posts/records`,
     method: 'POST',
     headers: { ...JSON_TYPE, authorization: `Bearer ${authorOf(r).token}` },
@@ -645,7 +649,22 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
         : { title: 'A bench post', content: body, tags: ['other'], published: false, author: pbAuthor.id },
     ),
     connections: C,
-  }));
+  });
+  const create = await sideBySide('a create', createSpec);
+
+  // (j) The create again under other PostgreSQL settings, each applied to ours alone and reset
+  // after; PocketBase measured beside each, as in (b).
+  const createUnder: Array<{ setting: DatabaseSetting; create: SideBySide }> = [];
+  if (ours.servers.mongo?.includes('PostgreSQL'))
+    for (const setting of DATABASE_SETTINGS) {
+      const devDataDir = join(dirs.ours, 'data');
+      await applySetting(devDataDir, setting);
+      try {
+        createUnder.push({ setting, create: await sideBySide(`a create, ${setting.name}`, createSpec) });
+      } finally {
+        await resetSetting(devDataDir, setting);
+      }
+    }
 
   // (i) A publish alone: the first author's drafts, PUBLISHES a round made before it (untimed),
   // then published C at a time, as (b) creates them. PocketBase's is its update of the field.
@@ -737,6 +756,7 @@ export async function runPocketBase(o: PocketBaseOptions): Promise<PocketBaseRep
     durationS: o.durationS,
     byId,
     create,
+    createUnder,
     publish: publishes,
     seeding,
     list: { ...list, paths: listPath },
@@ -850,6 +870,7 @@ export function pocketbaseSection(r: PocketBaseReport): string {
     `| list while a post is published every ${r.listWhilePublishing.everyMs / 1000} s, ${r.posts} posts | ${line(r.listWhilePublishing.ours, 'p99')} | ${line(r.listWhilePublishing.pocketbase, 'p99')} | ${r.listWhilePublishing.ratio} (p99 ${r.listWhilePublishing.p99Ratio} ×) |`,
     `| start to ready, nothing changed (median of ${r.startToReady.ours.restartsMs.length}) | ${ms(r.startToReady.ours.medianMs)} | ${ms(r.startToReady.pocketbase.medianMs)} | ${r.startToReady.ratio} × |`,
     '',
+    ...createUnderSection(r),
     `Failures: ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.ours.failures, 0) + r.seeding.ours.failures + (r.publish?.ours.failures ?? 0)} ours, ${[r.byId, r.create, r.list, r.login, r.listWhilePublishing].reduce((n, x) => n + x.pocketbase.failures, 0) + r.seeding.pocketbase.failures + (r.publish?.pocketbase.failures ?? 0)} PocketBase. Posts published beside the list: ${r.listWhilePublishing.published.ours} ours, ${r.listWhilePublishing.published.pocketbase} PocketBase. First start, on an empty data directory: ours ${ms(r.startToReady.ours.firstMs)}, PocketBase ${ms(r.startToReady.pocketbase.firstMs)}.`,
     '',
     `Memory idle after start, RSS / PSS: ours ${memoryParts(afterStart.ours)}. After a restart with the posts: ${memoryParts(afterRestart.ours)}; PocketBase ${mb(afterRestart.pocketbase)}.`,
@@ -872,4 +893,27 @@ export function pocketbaseSection(r: PocketBaseReport): string {
     ),
     '',
   ].join('\n');
+}
+
+/** The creates under other PostgreSQL settings: a table, when the run measured them. */
+function createUnderSection(r: PocketBaseReport): string[] {
+  if (!r.createUnder?.length) return [];
+  const cpu = (x: SideBySide) =>
+    x.cpu
+      ? Object.entries(x.cpu.ours.msPerRequest)
+          .map(([kind, ms]) => `${kind} ${ms}`)
+          .join(', ')
+      : '';
+  return [
+    `Creates under other PostgreSQL settings, each applied to ours alone (ALTER SYSTEM, a reload) and reset after, PocketBase measured beside each; the first row is ours as it runs (PostgreSQL's defaults: fsync on, synchronous_commit on, commit_delay 0, wal_sync_method fdatasync):`,
+    '',
+    '| setting | keeps every acknowledged write | ours | PocketBase | ratio | ours, CPU-ms per create |',
+    '|---|---|---|---|---|---|',
+    `| as we run | yes | ${rps(r.create.ours)}, p50 ${ms(r.create.ours.p50)} | ${rps(r.create.pocketbase)} | ${r.create.ratio} | ${cpu(r.create)} |`,
+    ...r.createUnder.map(
+      ({ setting, create }) =>
+        `| ${setting.name}: ${setting.what} | ${setting.durable ? 'yes' : '**no**'} | ${rps(create.ours)}, p50 ${ms(create.ours.p50)} | ${rps(create.pocketbase)} | ${create.ratio} | ${cpu(create)} |`,
+    ),
+    '',
+  ];
 }
