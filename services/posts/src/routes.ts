@@ -2,6 +2,7 @@ import type { TokenVerifier } from '@cs/auth';
 import { createPostSchema, LIMITS, objectIdParamSchema, postTagsSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppState,
+  answerAfter,
   type Bulkhead,
   bodyOf,
   clientAddressOf,
@@ -79,7 +80,14 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
   });
 
   router.put('/:id', ...write, validateBody(updatePostSchema), failureMessage(messages.updateFailed), async (ctx) => {
-    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, toPostChanges(bodyOf(ctx)));
+    const { post, everywhere } = await posts.update(
+      ctx.params.id as string,
+      ctx.state.userId as string,
+      toPostChanges(bodyOf(ctx)),
+    );
+    // The answer waits until every replica shows the change; the write's place does not.
+    answerAfter(ctx, everywhere);
+    ctx.body = post;
   });
 
   // Ours, beside the contract's PUT (which ignores tags): a post's tags replaced, all at once.
@@ -89,12 +97,17 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
     validateBody(postTagsSchema),
     failureMessage(messages.updateFailed),
     async (ctx) => {
-      ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, { tags: toTags(bodyOf(ctx)) });
+      const { post, everywhere } = await posts.update(ctx.params.id as string, ctx.state.userId as string, {
+        tags: toTags(bodyOf(ctx)),
+      });
+      answerAfter(ctx, everywhere);
+      ctx.body = post;
     },
   );
 
   router.delete('/:id', auth, inTurn, failureMessage(messages.deleteFailed), async (ctx) => {
-    await posts.remove(ctx.params.id as string, ctx.state.userId as string);
+    const { everywhere } = await posts.remove(ctx.params.id as string, ctx.state.userId as string);
+    answerAfter(ctx, everywhere);
     ctx.status = 204;
   });
 
