@@ -7,8 +7,6 @@ export interface AppState extends DefaultState {
   userId?: string;
   /** Set by serverTiming: times `work` under `name` in the Server-Timing header. */
   timed?: <T>(name: string, work: Promise<T>) => Promise<T>;
-  /** Set by writesInTurn: waits of the answer that need no place in the line (`answerAfter`). */
-  answerAfter?: Promise<unknown>[];
 }
 
 export type AppContext = Context & { state: AppState };

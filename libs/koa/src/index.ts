@@ -20,4 +20,4 @@ export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
 export { noBody, type RequestRule, requestRuleOf, validateBody, validateParam } from './validate';
 export { createWindowLimit, type WindowLimit, type WindowLimitOptions } from './window-limit';
-export { answerAfter, writeBulkhead, writesInTurn } from './write-turns';
+export { writeBulkhead, writesInTurn } from './write-turns';

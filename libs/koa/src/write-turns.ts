@@ -11,9 +11,6 @@
  * Retry-After. When a write fails because the database is away, the writes waiting in line get
  * its 503 at once rather than each in turn after a wait (the 2 s a client is promised then).
  *
- * A wait of the answer that needs no place, a change becoming visible to every replica after a
- * set time, is left to `answerAfter`: the place is freed before it, for the next write.
- *
  * Creates may take one place together, up to CREATES_TOGETHER of them (bulkhead.ts `together`):
  * started in one turn of the event loop, their inserts go as one operation each (`@cs/mongo`
  * together.ts). Without it two places could only ever group two creates, however many waited.
@@ -21,7 +18,7 @@
 import { availableParallelism } from 'node:os';
 import { isUnavailable } from '@cs/errors';
 import { type Bulkhead, createBulkhead } from './bulkhead';
-import type { AppMiddleware, AppState } from './context';
+import type { AppMiddleware } from './context';
 import { toHttpError } from './error-handler';
 
 /** Writes one account may have waiting for a place, per process. */
@@ -60,8 +57,6 @@ export function writesInTurn(line: Bulkhead, { together = false }: { together?: 
     const userId = ctx.state.userId;
     // Fails closed: mounted without requireAuth in front, every write would share one turn.
     if (userId === undefined) throw new Error('writesInTurn needs requireAuth before it');
-    const waits: Promise<unknown>[] = [];
-    ctx.state.answerAfter = waits;
     await line.run(
       userId,
       async () => {
@@ -76,18 +71,5 @@ export function writesInTurn(line: Bulkhead, { together = false }: { together?: 
       },
       { together },
     );
-    await Promise.all(waits);
   };
-}
-
-/**
- * Leaves a wait of the answer that needs no place in the line: a change becoming visible to every
- * replica's reads, say, which is a wait on the clock. The answer goes once it is over, and the
- * write's place is freed before it, for the next write to use. Only on a route with writesInTurn:
- * elsewhere it throws, as nothing would wait for it and the answer would go too soon.
- */
-export function answerAfter(ctx: { state: AppState }, wait: Promise<unknown>): void {
-  const waits = ctx.state.answerAfter;
-  if (!waits) throw new Error('answerAfter needs writesInTurn before it');
-  waits.push(wait);
 }

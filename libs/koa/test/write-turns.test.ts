@@ -9,14 +9,12 @@ import { captureLogger, eventually, newCaller, verifierWithoutRevocations } from
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Router from '@koa/router';
 import request from 'supertest';
-import { type AppState, answerAfter, createServiceApp, requireAuth, writeBulkhead, writesInTurn } from '../src';
+import { type AppState, createServiceApp, requireAuth, writeBulkhead, writesInTurn } from '../src';
 
 /** Writes started, by the label their body names; each waits until `finish` lets it end. */
 const started: string[] = [];
 /** The running writes, oldest first: each ends when called, failing with `failure` if given. */
 const open: Array<(failure?: Error) => void> = [];
-/** Waits left with answerAfter, oldest first: each ends when called. */
-const settling: Array<() => void> = [];
 let server: Server;
 const line = writeBulkhead(1);
 
@@ -47,15 +45,6 @@ beforeAll(() => {
       ctx.status = 201;
     },
   );
-  router.post('/settling/:label', requireAuth(verifierWithoutRevocations()), writesInTurn(line), (ctx) => {
-    started.push(ctx.params.label as string);
-    answerAfter(ctx, new Promise<void>((resolve) => settling.push(resolve)));
-    ctx.status = 204;
-  });
-  router.post('/unturned', requireAuth(verifierWithoutRevocations()), (ctx) => {
-    answerAfter(ctx, Promise.resolve());
-    ctx.status = 204;
-  });
   router.post('/unauthenticated', writesInTurn(line), (ctx) => {
     ctx.status = 204;
   });
@@ -71,7 +60,6 @@ beforeAll(() => {
 afterAll(() => {
   // Writes a failing test left running end, so the server can close.
   while (open.length > 0) finishOne();
-  while (settling.length > 0) settling.shift()?.();
   server.close();
 });
 
@@ -141,38 +129,5 @@ describe('writes in turn', () => {
     while (open.length > 0) finishOne();
     const answers = await Promise.all([write, ...creates]);
     expect(answers.map((res) => res.status)).toEqual([204, 201, 201, 201]);
-  });
-
-  it('when a write leaves a wait with answerAfter, then its place goes to the next write at once, and its answer only after the wait', async () => {
-    const http = request(server);
-    const caller = newCaller();
-    const before = started.length;
-    let answered = false;
-    const settlingWrite = http
-      .post('/settling/s1')
-      .set(caller.auth)
-      .then((res) => {
-        answered = true;
-        return res;
-      });
-    await until(() => settling.length === 1);
-    const next = http.post('/things/n1').set(caller.auth).then();
-
-    // The line has one place: the next write runs while the first one's answer still waits.
-    await until(() => started.length === before + 2);
-    expect(started.slice(before)).toEqual(['s1', 'n1']);
-    expect(answered).toBe(false);
-    finishOne();
-    expect((await next).status).toBe(204);
-    expect(answered).toBe(false);
-    settling.shift()?.();
-    expect((await settlingWrite).status).toBe(204);
-    expect(line.load()).toEqual({ running: 0, waiting: 0 });
-  });
-
-  it('when answerAfter is used on a route without writesInTurn, then it fails closed rather than answer before the wait', async () => {
-    const res = await request(server).post('/unturned').set(newCaller().auth);
-
-    expect(res.status).toBe(500);
   });
 });

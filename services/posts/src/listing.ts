@@ -74,19 +74,10 @@ export interface Listing {
   /**
    * Call after a change to a published post is written, before it is acknowledged. `written`: the
    * post as the write left it (null: deleted), applied to this replica's listing at once.
-   * Resolves once the change is logged, with `everywhere`: FRESH_MS later, when every replica's
-   * next read shows it. The change is acknowledged only then.
+   * Resolves FRESH_MS after the change is logged, when every replica's next read shows it.
    */
-  changed(change: Change, written?: PostRecord | null): Promise<Visible>;
+  changed(change: Change, written?: PostRecord | null): Promise<void>;
 }
-
-/** A change written: `everywhere` resolves when every replica's reads show it. */
-export interface Visible {
-  everywhere: Promise<void>;
-}
-
-/** A change no replica's listing shows: visible everywhere as it is written. */
-export const VISIBLE_NOW: Visible = { everywhere: Promise.resolve() };
 
 interface State {
   index: ListingIndex;
@@ -358,7 +349,7 @@ export function createListing(
       const seq = await log.record(change);
       const loggedAt = performance.now();
       applyOwn(seq, change, written);
-      return { everywhere: settled(loggedAt) };
+      await settled(loggedAt);
     },
   };
 }

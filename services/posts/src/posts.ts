@@ -12,7 +12,7 @@ import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
 import { type Change, type Cursor, findPage, insertTogether, ownedDocuments, type Page, type Turns } from '@cs/mongo';
 import { Types } from 'mongoose';
-import { type Listing, VISIBLE_NOW, type Visible } from './listing';
+import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { PostEvents } from './post-events';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
@@ -116,10 +116,9 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
     /**
      * Only the author's post. A change from draft to published also sets publishedAt. A change
      * that everyone sees, past the post's first publish, is counted against the author's limit
-     * once, however many times a race makes it read the post again. Acknowledge it once it is
-     * visible `everywhere`.
+     * once, however many times a race makes it read the post again.
      */
-    async update(id: string, authorId: string, changes: PostChanges): Promise<Visible & { post: Post }> {
+    async update(id: string, authorId: string, changes: PostChanges): Promise<Post> {
       let counted = false;
       const { before, after, prepared } = await owned.update(
         id,
@@ -136,9 +135,10 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         tell(id, authorId),
       );
       if (prepared) events.dispatch(prepared, after);
-      const listed = before.status === 'published' || after.status === 'published';
-      const { everywhere } = listed ? await listing.changed({ postId: id }, after) : VISIBLE_NOW;
-      return { post: toPost(after), everywhere };
+      if (before.status === 'published' || after.status === 'published') {
+        await listing.changed({ postId: id }, after);
+      }
+      return toPost(after);
     },
 
     /** The author's account was deleted: every post of theirs goes, drafts included. Idempotent. */
@@ -154,28 +154,24 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
       );
       const { deletedCount } = await posts.deleteMany({ authorId });
       for (const entry of told) events.dispatch(entry);
-      if (deletedCount > 0) await (await listing.changed({ authorId })).everywhere;
+      if (deletedCount > 0) await listing.changed({ authorId });
     },
 
-    /**
-     * Deletes the author's post if there is one; nothing tells whether there was. Acknowledge it
-     * once it is visible `everywhere`.
-     */
-    async remove(id: string, authorId: string): Promise<Visible> {
+    /** Deletes the author's post if there is one; nothing tells whether there was. */
+    async remove(id: string, authorId: string): Promise<void> {
       const removed = await owned.remove(id, authorId, (current) =>
         events.record({ postId: id, authorId, version: null, before: current, publishes: false }),
       );
-      if (!removed) return VISIBLE_NOW;
+      if (!removed) return;
       if (removed.prepared) events.dispatch(removed.prepared);
-      return listing.changed({ postId: id }, null);
+      await listing.changed({ postId: id }, null);
     },
 
     /**
      * The internal publish operation (not an endpoint): a draft becomes published when the user
      * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
-     * Acknowledge it once it is visible `everywhere`.
      */
-    async publish(postId: string, userId: string): Promise<Visible & { post: Post }> {
+    async publish(postId: string, userId: string): Promise<Post> {
       const { after, prepared } = await owned.update(
         postId,
         userId,
@@ -186,8 +182,8 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
         tell(postId, userId),
       );
       if (prepared) events.dispatch(prepared, after);
-      const { everywhere } = await listing.changed({ postId }, after);
-      return { post: toPost(after), everywhere };
+      await listing.changed({ postId }, after);
+      return toPost(after);
     },
   };
 }

@@ -2,7 +2,6 @@ import type { TokenVerifier } from '@cs/auth';
 import { createPostSchema, LIMITS, objectIdParamSchema, postTagsSchema, updatePostSchema } from '@cs/contract';
 import {
   type AppState,
-  answerAfter,
   type Bulkhead,
   bodyOf,
   clientAddressOf,
@@ -80,14 +79,7 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
   });
 
   router.put('/:id', ...write, validateBody(updatePostSchema), failureMessage(messages.updateFailed), async (ctx) => {
-    const { post, everywhere } = await posts.update(
-      ctx.params.id as string,
-      ctx.state.userId as string,
-      toPostChanges(bodyOf(ctx)),
-    );
-    // The answer waits until every replica shows the change; the write's place does not.
-    answerAfter(ctx, everywhere);
-    ctx.body = post;
+    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, toPostChanges(bodyOf(ctx)));
   });
 
   // Ours, beside the contract's PUT (which ignores tags): a post's tags replaced, all at once.
@@ -97,17 +89,12 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
     validateBody(postTagsSchema),
     failureMessage(messages.updateFailed),
     async (ctx) => {
-      const { post, everywhere } = await posts.update(ctx.params.id as string, ctx.state.userId as string, {
-        tags: toTags(bodyOf(ctx)),
-      });
-      answerAfter(ctx, everywhere);
-      ctx.body = post;
+      ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, { tags: toTags(bodyOf(ctx)) });
     },
   );
 
   router.delete('/:id', auth, inTurn, failureMessage(messages.deleteFailed), async (ctx) => {
-    const { everywhere } = await posts.remove(ctx.params.id as string, ctx.state.userId as string);
-    answerAfter(ctx, everywhere);
+    await posts.remove(ctx.params.id as string, ctx.state.userId as string);
     ctx.status = 204;
   });
 

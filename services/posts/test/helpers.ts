@@ -12,7 +12,7 @@ import {
 } from '@cs/testkit';
 import { Types } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
-import { createListing, markListingChanged, type Visible } from '../src/listing';
+import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
 import type { PostEvents } from '../src/post-events';
 import { createPosts, type Posts } from '../src/posts';
@@ -109,11 +109,4 @@ export async function seed(model: PostModel, posts: SeedPost[]): Promise<string[
 /** A tag nobody else's test uses, so list assertions see only this test's posts. */
 export function uniqueTag(label: string): string {
   return `${label}-${new Types.ObjectId().toHexString().slice(-10)}`;
-}
-
-/** A write of the domain as its route acknowledges it: once every replica's reads show it. */
-export async function acknowledged<W extends Visible>(write: Promise<W>): Promise<W> {
-  const written = await write;
-  await written.everywhere;
-  return written;
 }

@@ -17,7 +17,7 @@ describe('the internal publish operation, publish(postId, userId)', () => {
   it('when the user is the author of a draft, then it is published with publishedAt now and returned', async () => {
     const [id] = (await seed(h.model, [{ authorId: author.id, status: 'draft' }])) as [string];
     const before = Date.now();
-    const { post } = await h.posts.publish(id, author.id);
+    const post = await h.posts.publish(id, author.id);
 
     expect(post).toMatchObject({ _id: id, status: 'published', authorId: author.id });
     expect(Date.parse(post.publishedAt ?? '')).toBeGreaterThanOrEqual(before - 1000);
