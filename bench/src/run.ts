@@ -124,7 +124,9 @@ async function main(): Promise<void> {
   const stopAll = async () => {
     for (const o of owned.reverse()) await o.stop().catch(() => undefined);
   };
+  // Stopped by Ctrl-C or by its pid (kill's SIGTERM), it stops what it started first.
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  process.once('SIGTERM', () => void stopAll().then(() => process.exit(143)));
 
   try {
     if (ONLY === 'pocketbase') {
