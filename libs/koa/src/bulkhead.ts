@@ -44,7 +44,7 @@ export interface RunOptions {
 export interface Bulkhead {
   /** Runs `work` once a place is free, in the client's turn; refuses with 429 or 503 when the line is full. */
   run<T>(client: string, work: () => Promise<T>, options?: RunOptions): Promise<T>;
-  /** Pieces running and waiting now. */
+  /** Places taken now (pieces sharing one count once), and pieces waiting. */
   load(): { running: number; waiting: number };
   /** Refuses every piece waiting now with `err`, at once: what they would run on is away. */
   refuseWaiting(err: Error): void;
