@@ -102,6 +102,8 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
         'Authorization',
         'Content-Type',
         'If-None-Match',
+        // Sent by the client library's and the browser's reconnects of an event stream.
+        'Last-Event-ID',
         'X-Request-Id',
         'X-Refresh-Token',
         'X-Device-Token',

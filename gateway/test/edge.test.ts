@@ -134,4 +134,18 @@ describe('the gateway at its edges', () => {
     const other = await preflight('http://evil.example');
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it('when a page at FRONTEND_ORIGIN resumes an event stream with Last-Event-ID, then the preflight allows that header', async () => {
+    const res = await fetch(`${gateway.url}/api/realtime?topics=posts`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: TEST_FRONTEND_ORIGIN,
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization,last-event-id',
+      },
+    });
+
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase().split(',')).toContain('last-event-id');
+  });
 });
