@@ -541,7 +541,7 @@ export interface paths {
         };
         /**
          * Stream the changes of posts and notes (Server-Sent Events)
-         * @description A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token and `Last-Event-ID`. A client that does not read what it is sent is cut off (its connection closed): reconnect with `Last-Event-ID`, and nothing is missed. An account holds at most 20 streams at once (past it 429 with `Retry-After`).
+         * @description A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream (or its ticket’s token) expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token (or a fresh ticket) and `Last-Event-ID` (or `lastEventId`). A client that does not read what it is sent is cut off (its connection closed): reconnect with `Last-Event-ID`, and nothing is missed. An account holds at most 20 streams at once (past it 429 with `Retry-After`).
          */
         get: operations["subscribe"];
         put?: never;
@@ -562,8 +562,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Get a single-use ticket for one event stream
-         * @description A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): single use, valid 30 s. For `EventSource`; a fetch-based client sends its Bearer token instead.
+         * Get a ticket for one event stream
+         * @description A ticket that names the caller on one stream (`GET /api/realtime?ticket=`): it must open the stream within 30 s (`expiresIn`), then serves that stream’s reconnects until the access token it was issued for expires; one stream at a time. For `EventSource`; a fetch-based client sends its Bearer token instead.
          */
         post: operations["createRealtimeTicket"];
         delete?: never;
@@ -2300,8 +2300,10 @@ export interface operations {
                 topics: string;
                 /** @description Only posts with this tag, on the `posts` topic. */
                 tag?: string;
-                /** @description For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`, single use, valid 30 s. An access token never goes into a URL. */
+                /** @description For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`. It must open its stream within 30 s; then it serves that stream’s reconnects (`EventSource` reconnects by itself with the same URL) until the access token it was issued for expires, and is refused within 5 s once that token is revoked or its session ends. An access token never goes into a URL. */
                 ticket?: string;
+                /** @description As the `Last-Event-ID` header, for a new `EventSource`, which cannot send it (after `auth.expired`, say: a fresh ticket, and the id of the last event received). The header wins when both are given. */
+                lastEventId?: string;
             };
             header?: {
                 /** @description The id of the last event received: the stream resumes after it. */

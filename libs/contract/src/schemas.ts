@@ -696,7 +696,7 @@ export const downloadLinkSchema = {
   additionalProperties: false,
 } as const;
 
-/** A single-use ticket that names its caller on a stream (`?ticket=`), for EventSource. */
+/** A ticket that names its caller on one stream (`?ticket=`) and its reconnects, for EventSource. */
 export const realtimeTicketSchema = {
   type: 'object',
   required: ['ticket', 'expiresIn'],

@@ -1,14 +1,20 @@
 /**
- * `GET /api/realtime?topics=…[&tag=…][&ticket=…]`: a stream of Server-Sent Events (hub.ts), and
- * `POST /api/realtime/ticket`: a ticket to open one with `EventSource` (tickets.ts).
+ * `GET /api/realtime?topics=…[&tag=…][&ticket=…][&lastEventId=…]`: a stream of Server-Sent Events
+ * (hub.ts), and `POST /api/realtime/ticket`: a ticket to open one with `EventSource` (tickets.ts).
  *
  * Everything a request can get wrong is answered as JSON before the stream starts: an unknown
- * topic or a bad tag 400; a protected topic without a valid token, or a spent ticket, 401.
+ * topic or a bad tag 400; a protected topic without a valid token, or a ticket that is unknown,
+ * expired or stands for a token that no longer works, 401.
+ *
+ * A stream resumes after the event its `Last-Event-ID` header names, or, for a new `EventSource`
+ * (which cannot set that header), its `lastEventId` query parameter; the header wins.
  *
  * A stream opened with a token lives as long as the token works: every second, each stream's
  * token is verified again, and one that has expired, or been revoked (log out everywhere, a new
  * password, a deletion: the revocation feed's bound, @cs/auth), gets `auth.expired` and ends. The
- * client refreshes and resumes with Last-Event-ID, or learns that its session is over.
+ * client refreshes and resumes with Last-Event-ID, or learns that its session is over. A stream
+ * opened with a ticket is its ticket's one stream in this process: a reconnect with the ticket
+ * ends the stream it left behind, should that one still look open here.
  *
  * An account holds at most `streamsPerAccount` streams at once in this process: past it, 429 with
  * Retry-After, before the stream starts. Anonymous streams are bounded by the gateway's cap on
@@ -24,7 +30,7 @@ import type { Tickets } from './tickets';
 import { needsCaller, subscriptionOf } from './topics';
 
 export const realtimeMessages = {
-  badTicket: 'Invalid, expired or spent ticket',
+  badTicket: 'Invalid or expired ticket',
   tooManyStreams: 'Too many open streams for this account: close one, or try again later',
 } as const;
 
@@ -36,6 +42,8 @@ const STREAMS_RETRY_AFTER_S = 30;
 interface Caller {
   userId: string;
   token: string;
+  /** The ticket the stream was opened with, if any. */
+  ticket?: string;
 }
 
 export function realtimeRoutes({
@@ -68,25 +76,31 @@ export function realtimeRoutes({
 
   /** The caller a request names (Bearer token or ticket), or undefined when it names none. */
   const callerOf = async (ctx: AppContext): Promise<Caller | undefined> => {
-    const ticket = ctx.query.ticket;
-    let token: string | undefined;
+    const { ticket } = ctx.query;
     if (ticket !== undefined) {
-      token = typeof ticket === 'string' ? await tickets.redeem(ticket) : undefined;
+      const token = typeof ticket === 'string' ? await tickets.redeem(ticket) : undefined;
       if (token === undefined) throw new HttpError(401, realtimeMessages.badTicket);
-    } else if (ctx.headers.authorization !== undefined) {
-      token = bearerToken(ctx.headers.authorization);
+      const userId = await tokens.userIdFromAuthorization(`Bearer ${token}`).catch((err: unknown) => {
+        throw err instanceof HttpError && err.status === 401 ? new HttpError(401, realtimeMessages.badTicket) : err;
+      });
+      await tickets.keep(ticket as string, tokens.signedToken(`Bearer ${token}`).expiresAt * 1000);
+      return { userId, token, ticket: ticket as string };
     }
-    if (token === undefined) return undefined;
-    const userId = await tokens.userIdFromAuthorization(`Bearer ${token}`);
-    return { userId, token };
+    if (ctx.headers.authorization === undefined) return undefined;
+    const token = bearerToken(ctx.headers.authorization);
+    return { userId: await tokens.userIdFromAuthorization(`Bearer ${token}`), token };
   };
+
+  /** The one stream each ticket holds open in this process. */
+  const ticketed = new Map<string, EventStream>();
 
   router.get('/', async (ctx) => {
     const subscription = subscriptionOf(ctx.query.topics, ctx.query.tag);
     const caller = await callerOf(ctx);
     // A protected topic without a caller: the same 401 as any protected route.
     if (!caller && needsCaller(subscription)) throw new HttpError(401, messages.noToken);
-    const lastEventId = ctx.get('last-event-id') || undefined;
+    const { lastEventId: fromQuery } = ctx.query;
+    const lastEventId = ctx.get('last-event-id') || (typeof fromQuery === 'string' && fromQuery) || undefined;
     if (caller && (held.get(caller.userId) ?? 0) >= streamsPerAccount) {
       throw new HttpError(429, realtimeMessages.tooManyStreams, {
         headers: { 'Retry-After': String(STREAMS_RETRY_AFTER_S) },
@@ -111,6 +125,14 @@ export function realtimeRoutes({
       };
       guarded.set(stream, { token: caller.token, end: expire });
       stream.onEnd(() => guarded.delete(stream));
+    }
+    if (caller?.ticket !== undefined) {
+      const { ticket } = caller;
+      ticketed.get(ticket)?.cut();
+      ticketed.set(ticket, stream);
+      stream.onEnd(() => {
+        if (ticketed.get(ticket) === stream) ticketed.delete(ticket);
+      });
     }
     await membership.live;
   });

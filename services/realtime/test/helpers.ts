@@ -17,6 +17,8 @@ export interface RealtimeHarness {
   bus: EventBus;
   /** The revocation list the service verifies tokens with. */
   revocations: RevocationList;
+  /** The service's Redis, to look at what it keeps. */
+  redis: Redis;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function startRealtime(config: Partial<Deps['config']> = {}): Promi
     url: `http://127.0.0.1:${port}`,
     bus,
     revocations,
+    redis,
     async stop() {
       realtime.stop();
       server.server.closeAllConnections();

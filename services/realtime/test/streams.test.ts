@@ -2,6 +2,7 @@
  * The realtime service through HTTP, with a real Redis as its bus: events are published here as
  * the posts and notes services publish them.
  */
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newUserId, StreamReader, TEST_JWT_SECRET, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -47,6 +48,15 @@ async function open(query: string, headers: Record<string, string> = {}) {
 
 const bearer = (userId: string, expiresIn = '1h') => ({ authorization: `Bearer ${tokenFor(userId, expiresIn)}` });
 const names = (events: { event?: string }[]) => events.map((e) => e.event);
+let revoked = 0;
+/** Every token of `userId` issued until now is revoked, as the revocation feed tells it. */
+function revokeTokensOf(userId: string) {
+  const nowS = Math.floor(Date.now() / 1000);
+  revoked += 1;
+  h.revocations.apply({ entries: [{ seq: revoked, userId, notBefore: nowS + 1, until: nowS + 3600 }], last: revoked });
+}
+/** Where Redis keeps a ticket (tickets.ts): under its digest. */
+const ticketKey = (ticket: string) => `realtime:ticket:${createHash('sha256').update(ticket).digest('base64url')}`;
 
 describe('GET /api/realtime: what is refused before a stream starts', () => {
   it.each([
@@ -55,8 +65,8 @@ describe('GET /api/realtime: what is refused before a stream starts', () => {
     ['a bad tag', 'topics=posts&tag=a%20b', 400, /^tag must be/],
     ['a tag without posts', 'topics=notes&tag=news', 400, /^tag filters the posts topic/],
     ['a protected topic without a token', 'topics=posts,notes', 401, /^No token provided$/],
-    ['an unknown ticket', `topics=notes&ticket=${'x'.repeat(43)}`, 401, /^Invalid, expired or spent ticket$/],
-  ])('when the request has %s, then %i {error} as JSON', async (_, query, status, message) => {
+    ['an unknown ticket', `topics=notes&ticket=${'x'.repeat(43)}`, 401, /^Invalid or expired ticket$/],
+  ])('when the request has %s (?%s), then %i {error} as JSON', async (_, query, status, message) => {
     const res = await fetch(`${h.url}/api/realtime?${query}`);
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -198,24 +208,96 @@ describe('resuming with Last-Event-ID', () => {
 });
 
 describe('tickets for EventSource', () => {
-  it('when a caller trades its token for a ticket, then the ticket opens its stream once, and a second use is 401', async () => {
-    const me = newUserId();
-    const res = await fetch(`${h.url}/api/realtime/ticket`, { method: 'POST', headers: bearer(me) });
+  async function ticketFor(userId: string, expiresIn = '1h') {
+    const res = await fetch(`${h.url}/api/realtime/ticket`, { method: 'POST', headers: bearer(userId, expiresIn) });
     expect(res.status).toBe(201);
-    const { ticket, expiresIn } = (await res.json()) as { ticket: string; expiresIn: number };
+    return (await res.json()) as { ticket: string; expiresIn: number };
+  }
+
+  it('when a caller trades its token for a ticket, then the ticket opens its stream, to be used within 30 s', async () => {
+    const me = newUserId();
+    const { ticket, expiresIn } = await ticketFor(me);
     expect(ticket).toMatch(/^[\w-]{43}$/);
     expect(expiresIn).toBe(30);
 
     const reader = await open(`topics=notes&ticket=${ticket}`);
     const mine = await publishNote(me);
     expect((await reader.waitFor(1)).map((e) => e.id)).toEqual([mine]);
+  });
 
+  it('when the stream of a ticket is reconnected with the ticket and Last-Event-ID, then it resumes after that event, and the stream it left behind is cut', async () => {
+    const me = newUserId();
+    const { ticket } = await ticketFor(me);
+    const first = await open(`topics=notes&ticket=${ticket}`);
+    const seen = await publishNote(me);
+    await first.waitFor(1);
+    const missed = await publishNote(me);
+
+    const again = await open(`topics=notes&ticket=${ticket}`, { 'last-event-id': seen });
+    expect(again.response.status).toBe(200);
+    expect((await again.waitFor(1)).map((e) => e.id)).toEqual([missed]);
+    expect(await first.waitForEnd(2_000)).toBe(true);
+  });
+
+  it('when a ticket has opened its stream, then it is kept until its access token expires, not for 30 s', async () => {
+    const me = newUserId();
+    const { ticket } = await ticketFor(me, '1h');
+    await open(`topics=notes&ticket=${ticket}`);
+
+    const ttlMs = await h.redis.pttl(ticketKey(ticket));
+    expect(ttlMs).toBeGreaterThan(3_500_000);
+    expect(ttlMs).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it('when the access token behind a ticket has expired, then a reconnect with the ticket is 401', async () => {
+    const me = newUserId();
+    const { ticket } = await ticketFor(me, '2s');
+    const reader = await open(`topics=notes&ticket=${ticket}`);
+    expect(await reader.waitForEnd(5_000)).toBe(true);
+    expect(names(reader.events)).toEqual(['auth.expired']);
+
+    const again = await fetch(`${h.url}/api/realtime?topics=notes&ticket=${ticket}`);
+    expect(again.status).toBe(401);
+    expect(((await again.json()) as { error: string }).error).toBe('Invalid or expired ticket');
+  });
+
+  it('when the session behind a ticket ends (its token revoked), then its stream ends and a reconnect with the ticket is 401', async () => {
+    const me = newUserId();
+    const { ticket } = await ticketFor(me);
+    const reader = await open(`topics=notes&ticket=${ticket}`);
+
+    revokeTokensOf(me);
+
+    expect(await reader.waitForEnd(3_000)).toBe(true);
     const again = await fetch(`${h.url}/api/realtime?topics=notes&ticket=${ticket}`);
     expect(again.status).toBe(401);
   });
 
   it('when no token is sent for a ticket, then 401', async () => {
     expect((await fetch(`${h.url}/api/realtime/ticket`, { method: 'POST' })).status).toBe(401);
+  });
+});
+
+describe('lastEventId, for a new EventSource', () => {
+  it('when a stream is opened with ?lastEventId=, then it resumes after that event', async () => {
+    const seen = await publishPost('upsert');
+    const missed = await publishPost('upsert');
+
+    const reader = await open(`topics=posts&lastEventId=${encodeURIComponent(seen)}`);
+
+    expect((await reader.waitFor(1)).map((e) => e.id)).toEqual([missed]);
+  });
+
+  it('when both the header and ?lastEventId= are given, then the header wins', async () => {
+    const older = await publishPost('upsert');
+    const newer = await publishPost('upsert');
+    const last = await publishPost('upsert');
+
+    const reader = await open(`topics=posts&lastEventId=${encodeURIComponent(older)}`, { 'last-event-id': newer });
+
+    expect((await reader.waitFor(1)).map((e) => e.id)).toEqual([last]);
+    expect(names(reader.events)).not.toContain('reset');
+    expect(reader.events.map((e) => e.id)).not.toContain(newer);
   });
 });
 
@@ -231,9 +313,8 @@ describe('a stream lives as long as its token', () => {
   it('when the user’s tokens are revoked, then the stream says auth.expired and ends within 2 s', async () => {
     const me = newUserId();
     const reader = await open('topics=notes', bearer(me));
-    const nowS = Math.floor(Date.now() / 1000);
 
-    h.revocations.apply({ entries: [{ seq: 1, userId: me, notBefore: nowS + 1, until: nowS + 3600 }], last: 1 });
+    revokeTokensOf(me);
     const revokedAt = Date.now();
 
     expect(await reader.waitForEnd(3_000)).toBe(true);
