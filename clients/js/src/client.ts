@@ -285,8 +285,11 @@ export function createContentClient(options: ClientOptions = {}) {
     },
 
     sessions: {
-      /** The signed-in person's live sessions, newest first. */
-      list: () => run(() => raw.GET('/api/auth/sessions')),
+      /**
+       * The signed-in person's live sessions, newest first; its own is `current` (in cookie mode,
+       * identity knows it from the cookie without a lookup).
+       */
+      list: () => run(() => raw.GET('/api/auth/sessions', { headers: modeHeaders })),
       /** Ends one of them (another device, say). */
       end: (id: string) =>
         run(() => raw.DELETE('/api/auth/sessions/{id}', { params: { path: { id } } })).then(() => undefined),

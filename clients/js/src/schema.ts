@@ -90,7 +90,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller’s live sessions, newest first */
+        /**
+         * List the caller’s live sessions, newest first
+         * @description Each with its User-Agent and, for a person, its `device` in words. The caller’s own session is `current: true` (every other is `false`): the one its access token was issued for, or in cookie mode the one of its refresh token cookie. A token from no session (none is `current`) is still answered the list.
+         */
         get: operations["listSessions"];
         put?: never;
         post?: never;
@@ -752,6 +755,10 @@ export interface components {
             lastUsedAt: string;
             /** @description The User-Agent of the login, when it sent one. */
             userAgent: string | null;
+            /** @description The User-Agent in words, for a person: the browser and the system (“Chrome on Linux”, “Safari on iPhone”), either alone when only one is known, or “Unknown device”. */
+            device: string;
+            /** @description True for the session of the request’s own tokens (its access token, or in cookie mode its refresh token cookie), false for every other. */
+            current: boolean;
         };
         SessionList: {
             id: string;
@@ -761,6 +768,10 @@ export interface components {
             lastUsedAt: string;
             /** @description The User-Agent of the login, when it sent one. */
             userAgent: string | null;
+            /** @description The User-Agent in words, for a person: the browser and the system (“Chrome on Linux”, “Safari on iPhone”), either alone when only one is known, or “Unknown device”. */
+            device: string;
+            /** @description True for the session of the request’s own tokens (its access token, or in cookie mode its refresh token cookie), false for every other. */
+            current: boolean;
         }[];
         Me: {
             _id: string;
@@ -1188,7 +1199,10 @@ export interface operations {
     listSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
             path?: never;
             cookie?: never;
         };
@@ -1204,6 +1218,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];

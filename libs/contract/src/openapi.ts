@@ -441,8 +441,11 @@ export const openApiDocument = {
       get: operation({
         id: 'listSessions',
         summary: 'List the caller’s live sessions, newest first',
+        description:
+          'Each with its User-Agent and, for a person, its `device` in words. The caller’s own session is `current: true` (every other is `false`): the one its access token was issued for, or in cookie mode the one of its refresh token cookie. A token from no session (none is `current`) is still answered the list.',
         tag: 'auth',
         auth: 'required',
+        refreshCookie: true,
         ok: { status: 200, description: 'The sessions.', schema: ref('SessionList') },
       }),
       delete: operation({

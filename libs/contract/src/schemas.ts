@@ -464,12 +464,22 @@ export const cookieSessionTokensSchema = {
 /** One of the caller's live sessions: a login and every token refreshed from it. */
 export const sessionSchema = {
   type: 'object',
-  required: ['id', 'createdAt', 'lastUsedAt', 'userAgent'],
+  required: ['id', 'createdAt', 'lastUsedAt', 'userAgent', 'device', 'current'],
   properties: {
     id: objectId,
     createdAt: timestamp,
     lastUsedAt: timestamp,
     userAgent: { type: ['string', 'null'], description: 'The User-Agent of the login, when it sent one.' },
+    device: {
+      type: 'string',
+      description:
+        'The User-Agent in words, for a person: the browser and the system (“Chrome on Linux”, “Safari on iPhone”), either alone when only one is known, or “Unknown device”.',
+    },
+    current: {
+      type: 'boolean',
+      description:
+        'True for the session of the request’s own tokens (its access token, or in cookie mode its refresh token cookie), false for every other.',
+    },
   },
   additionalProperties: false,
 } as const;

@@ -84,6 +84,11 @@ export function refreshCookies({ secure, maxAgeS }: { secure: boolean; maxAgeS: 
       };
     },
 
+    /** The refresh token a cookie-mode request presents in its cookie; undefined otherwise. */
+    presented(ctx: AppContext): string | undefined {
+      return inCookieMode(ctx) ? cookieOf(ctx, REFRESH_COOKIE) : undefined;
+    },
+
     /** The session's answer: the pair, or in cookie mode the access token and the cookie. */
     answer(ctx: AppContext, pair: SessionTokens): void {
       if (!inCookieMode(ctx)) {

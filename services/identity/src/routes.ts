@@ -116,7 +116,9 @@ export function authRoutes(
   );
 
   router.get('/sessions', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {
-    ctx.body = await sessions.list(ctx.state.userId as string);
+    // Which one is the caller's: its cookie's refresh token, or its access token (verified above).
+    const { issuedAt } = tokens.signedToken(ctx.headers.authorization);
+    ctx.body = await sessions.list(ctx.state.userId as string, { refreshToken: cookies.presented(ctx), issuedAt });
   });
 
   router.delete('/sessions', authenticated, failureMessage(messages.sessionsFailed), async (ctx) => {

@@ -51,6 +51,7 @@ import { randomBytes } from 'node:crypto';
 import { type RevocationList, type SignedToken, signToken, type TokenSettings, tokenDigest } from '@cs/auth';
 import { HttpError } from '@cs/errors';
 import { isDuplicateKey, onlyDuplicateKeys, trusted } from '@cs/mongo';
+import { deviceName } from './device-name';
 import type {
   RefreshTokenModel,
   RefreshTokenRecord,
@@ -76,6 +77,18 @@ export interface SessionSummary {
   createdAt: Date;
   lastUsedAt: Date;
   userAgent: string | null;
+  /** The User-Agent in words (device-name.ts). */
+  device: string;
+  /** Whether it is the caller's own session: the one whose token asks. */
+  current: boolean;
+}
+
+/** What a request presents that names its own session (list). */
+export interface CallerTokens {
+  /** Its refresh token, when it sent one (cookie mode's cookie). */
+  refreshToken?: string | undefined;
+  /** Its access token's `iat` (already verified, of the listed user). */
+  issuedAt?: number | undefined;
 }
 
 export interface SessionSettings {
@@ -324,16 +337,42 @@ export function createSessions({
       else await revocations.revokeTokens(bearer);
     },
 
-    /** The caller's live sessions, newest first. */
-    async list(userId: string): Promise<SessionSummary[]> {
+    /**
+     * The caller's live sessions, newest first, the one `caller` presents the tokens of marked
+     * `current`. Its refresh token names its session (no read); otherwise its access token's
+     * second does, through the record of the pair it was issued with (the unique `(userId, iat)`),
+     * read at the same time as the list: one more read, no longer wait. A refresh token that names
+     * none of the listed (another user's, an ended session's) falls back to the access token.
+     */
+    async list(userId: string, caller: CallerTokens = {}): Promise<SessionSummary[]> {
       const at = now();
-      const found = await sessions
-        .find({ userId, endedAt: null, createdAt: trusted({ $gt: new Date(at - settings.maxAgeMs) }) })
-        .sort({ createdAt: -1, _id: -1 })
-        .lean<SessionRecord[]>();
-      return found
-        .filter((s) => live(s, at))
-        .map((s) => ({ id: s._id, createdAt: s.createdAt, lastUsedAt: s.lastUsedAt, userAgent: s.userAgent }));
+      const claims = caller.refreshToken === undefined ? null : keys.open(caller.refreshToken);
+      const named = claims?.userId === userId ? claims.sessionId : undefined;
+      const issuedWith = async (): Promise<string | undefined> => {
+        if (caller.issuedAt === undefined) return undefined;
+        const record = await refreshTokens
+          .findOne({ userId, iat: caller.issuedAt }, { sessionId: 1 })
+          .lean<Pick<RefreshTokenRecord, 'sessionId'>>();
+        return record?.sessionId;
+      };
+      const [found, issuer] = await Promise.all([
+        sessions
+          .find({ userId, endedAt: null, createdAt: trusted({ $gt: new Date(at - settings.maxAgeMs) }) })
+          .sort({ createdAt: -1, _id: -1 })
+          .lean<SessionRecord[]>(),
+        named === undefined ? issuedWith() : undefined,
+      ]);
+      const listed = found.filter((s) => live(s, at));
+      let current = named === undefined ? issuer : named;
+      if (named !== undefined && !listed.some((s) => s._id === named)) current = await issuedWith();
+      return listed.map((s) => ({
+        id: s._id,
+        createdAt: s.createdAt,
+        lastUsedAt: s.lastUsedAt,
+        userAgent: s.userAgent,
+        device: deviceName(s.userAgent),
+        current: s._id === current,
+      }));
     },
 
     /** Ends one of `userId`'s sessions; 404 for another user's, an unknown or an ended one. */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type api, eventually, refusal, waitForMail } from '@cs/testkit';
+import { signToken } from '@cs/auth';
+import { type api, eventually, refusal, TEST_JWT_SECRET, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type IdentityHarness, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
 
@@ -47,6 +48,14 @@ async function login(email: string, harness = h, userAgent = 'jest'): Promise<Pa
     .send({ email, password: TEST_PASSWORD })
     .expect(200);
   return res.body as Pair;
+}
+
+/** One session as the list gives it. */
+interface Listed {
+  id: string;
+  userAgent: string | null;
+  device: string;
+  current: boolean;
 }
 
 const refresh = (refreshToken: string, http = h.http) => http.post('/api/auth/refresh').send({ refreshToken });
@@ -212,13 +221,33 @@ describe('ending sessions', () => {
         createdAt: expect.any(String),
         lastUsedAt: expect.any(String),
         userAgent: 'phone app',
+        device: 'Unknown device',
+        current: true,
       },
       {
         id: expect.any(String),
         createdAt: expect.any(String),
         lastUsedAt: expect.any(String),
         userAgent: 'desktop browser',
+        device: 'Unknown device',
+        current: false,
       },
+    ]);
+  });
+
+  it('when sessions logged in from browsers, then the list names each one’s device in words beside its User-Agent', async () => {
+    const chrome =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const safari =
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+    const first = await registerPair(h, chrome);
+    const second = await login(first.email, h, safari);
+
+    const listed = (await h.http.get('/api/auth/sessions').set(bearer(second)).expect(200)).body as Listed[];
+
+    expect(listed.map(({ userAgent, device }) => ({ userAgent, device }))).toEqual([
+      { userAgent: safari, device: 'Safari on iPhone' },
+      { userAgent: chrome, device: 'Chrome on Linux' },
     ]);
   });
 
@@ -310,6 +339,62 @@ describe('ending sessions', () => {
     await h.http.delete('/api/auth/account').set(bearer(pair)).send({ password: TEST_PASSWORD }).expect(204);
 
     await refresh(pair.refreshToken).expect(401);
+  });
+});
+
+describe('GET /api/auth/sessions: which one is the caller’s', () => {
+  /** The ids of the sessions the caller's list marks current, and of every one it lists. */
+  const currentOf = async (headers: Record<string, string>) => {
+    const listed = (await h.http.get('/api/auth/sessions').set(headers).expect(200)).body as Listed[];
+    return { current: listed.filter((s) => s.current).map((s) => s.id), all: listed.map((s) => s.id) };
+  };
+  const userIdOf = (pair: Pair) =>
+    (JSON.parse(Buffer.from(pair.token.split('.')[1] ?? '', 'base64url').toString()) as { id: string }).id;
+
+  it('when one user has logged in twice, then each login’s access token marks its own session current and the other not', async () => {
+    const first = await registerPair(h, 'laptop');
+    const second = await login(first.email, h, 'phone');
+
+    const seenByFirst = await currentOf(bearer(first));
+    const seenBySecond = await currentOf(bearer(second));
+
+    expect(seenByFirst.all).toHaveLength(2);
+    expect(seenByFirst.current).toHaveLength(1);
+    expect(seenBySecond.current).toHaveLength(1);
+    expect(seenBySecond.current).not.toEqual(seenByFirst.current);
+    // Newest first: the phone's session is the first listed, the laptop's the second.
+    expect([seenBySecond.current[0], seenByFirst.current[0]]).toEqual(seenBySecond.all);
+  });
+
+  it('when only the refresh token (cookie mode) names the session, then that session is current', async () => {
+    const first = await registerPair(h, 'laptop');
+    const second = await login(first.email, h, 'phone');
+    // A valid access token of the user that no session was issued: its second is one no pair took.
+    const stranger = signToken(
+      userIdOf(first),
+      { secret: TEST_JWT_SECRET, expiresIn: '1h' },
+      Math.floor(Date.now() / 1000) - 600,
+    );
+    const asked = { Authorization: `Bearer ${stranger}`, 'X-Refresh-Token': 'cookie' };
+
+    const byCookie = await currentOf({ ...asked, Cookie: `cs_refresh=${second.refreshToken}` });
+    const byNothing = await currentOf(asked);
+
+    expect(byCookie.current).toEqual([byCookie.all[0]]);
+    expect(byNothing).toEqual({ current: [], all: byCookie.all });
+  });
+
+  it('when a session has refreshed, then its new access token still marks the same session current', async () => {
+    const first = await registerPair(h, 'laptop');
+    await login(first.email, h, 'phone');
+    const before = await currentOf(bearer(first));
+
+    const next = (await refresh(first.refreshToken).expect(200)).body as Pair;
+    const after = await currentOf(bearer(next));
+
+    expect(next.token).not.toBe(first.token);
+    expect(after.current).toEqual(before.current);
+    expect(after.current).toEqual([after.all[1]]);
   });
 });
 
