@@ -1,8 +1,9 @@
 /**
  * The web client's session in Chromium, against the real system: its refresh token lives in an
  * HttpOnly cookie that page script cannot read, the session outlives a reload and reaches a second
- * tab, two tabs taking it up at once both stay signed in, sessions can be ended one by one, and
- * "Log out everywhere" ends them all.
+ * tab, two tabs taking it up at once both stay signed in, the sessions screen marks this browser's
+ * own session and names each device, sessions can be ended one by one, and "Log out everywhere"
+ * ends them all.
  */
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@cs/testkit';
@@ -11,6 +12,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 const PASSWORD = 'correct horse battery';
+const FIREFOX_ON_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 let web: BrowserSuite;
 let origin: string;
 let context: BrowserContext;
@@ -44,11 +46,14 @@ async function register(page: Page, email: string): Promise<void> {
   await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
 }
 
-/** Another device's login, through the API's JSON form. */
-async function loginElsewhere(email: string): Promise<{ token: string; refreshToken: string }> {
+/** Another device's login, through the API's JSON form, with its User-Agent. */
+async function loginElsewhere(
+  email: string,
+  userAgent = 'another device',
+): Promise<{ token: string; refreshToken: string }> {
   const res = await fetch(`${origin}/api/auth/login`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'user-agent': 'another device' },
+    headers: { 'content-type': 'application/json', 'user-agent': userAgent },
     body: JSON.stringify({ email, password: PASSWORD }),
   });
   expect(res.status).toBe(200);
@@ -96,6 +101,42 @@ describe('the web client’s session, in Chromium', () => {
     await screenshot(first, '20-signed-in-after-reload');
   });
 
+  it('when the sessions screen lists this browser’s session and a newer one of another device, then it marks this one “This device” and names each device in words', async () => {
+    context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    const email = `this-device-${randomBytes(4).toString('hex')}@example.com`;
+    const page = await newTab();
+    await register(page, email);
+    // Logged in after this browser: the newest of the two, listed first.
+    await loginElsewhere(email, FIREFOX_ON_WINDOWS);
+
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+    const items = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
+    await items.nth(1).waitFor();
+
+    const rows = await items.evaluateAll((lis) =>
+      lis.map((li) => ({
+        device: li.querySelector('strong')?.textContent,
+        userAgent: li.querySelector('strong')?.getAttribute('title'),
+        thisDevice: li.textContent?.includes('This device'),
+        when: li.querySelector('.meta')?.textContent,
+      })),
+    );
+    const ownAgent = await page.evaluate(() => navigator.userAgent);
+    expect(rows).toEqual([
+      {
+        device: 'Firefox on Windows',
+        userAgent: FIREFOX_ON_WINDOWS,
+        thisDevice: false,
+        when: 'Logged in just now, last active just now',
+      },
+      { device: 'Chrome on Linux', userAgent: ownAgent, thisDevice: true, when: 'Logged in just now, active now' },
+    ]);
+    await expect(page.getByRole('list', { name: 'Sessions' }).textContent()).resolves.not.toContain('(newest)');
+    await screenshot(page, '22-sessions-this-device');
+  });
+
   it('lists the sessions, ends another one alone, and "Log out everywhere" ends this one and the other tab’s', async () => {
     context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
     context.setDefaultTimeout(10_000);
@@ -111,9 +152,10 @@ describe('the web client’s session, in Chromium', () => {
     await expect(items.count()).resolves.toBe(2);
     await screenshot(page, '21-sessions');
 
-    // The newest is the other device's: end it alone.
-    await items.filter({ hasText: 'another device' }).getByRole('button', { name: 'End this session' }).click();
-    await items.filter({ hasText: 'another device' }).waitFor({ state: 'detached' });
+    // The newest is the other device's (its User-Agent names no browser): end it alone.
+    const another = items.filter({ hasText: 'Unknown device' });
+    await another.getByRole('button', { name: 'End this session' }).click();
+    await another.waitFor({ state: 'detached' });
     await expect(items.count()).resolves.toBe(1);
     const refreshed = await fetch(`${origin}/api/auth/refresh`, {
       method: 'POST',
@@ -146,3 +188,4 @@ describe('the web client’s session, in Chromium', () => {
     await expect(tab.locator('.nav .who').count()).resolves.toBe(0);
   });
 });
+

@@ -70,6 +70,28 @@ export function formatDate(iso: string | null | undefined): string {
     : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** Each unit of formatAgo, and how many of it make the next. */
+const AGO_UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['minute', 60],
+  ['hour', 24],
+  ['day', 7],
+  ['week', Number.POSITIVE_INFINITY],
+];
+
+/** How long ago `iso` was, in words ("5 minutes ago", "yesterday"); "just now" within a minute. */
+export function formatAgo(iso: string, now = Date.now()): string {
+  const ms = now - new Date(iso).getTime();
+  if (!Number.isFinite(ms)) return '';
+  let amount = Math.max(0, ms) / 60_000;
+  if (amount < 1) return 'just now';
+  const words = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  for (const [unit, perNext] of AGO_UNITS) {
+    if (amount < perNext) return words.format(-Math.floor(amount), unit);
+    amount /= perNext;
+  }
+  return '';
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;

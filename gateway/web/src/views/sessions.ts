@@ -1,10 +1,20 @@
 /**
- * The signed-in person's sessions: every browser or device logged in, newest first. Each can be
- * ended on its own; "Log out everywhere" ends them all, this one included.
+ * The signed-in person's sessions: every browser or device logged in, newest first, each named by
+ * its device in words (its User-Agent on hover), the one this browser uses marked "This device"
+ * (the API's `current`). Each can be ended on its own; "Log out everywhere" ends them all, this
+ * one included.
+ *
+ * Times are said as "5 minutes ago", kept true while the screen is open: the words are written
+ * again every 30 s, and the list is fetched again when the tab comes back into view (other
+ * devices may have been active, or ended, meanwhile). No polling while the tab is hidden. This
+ * device's session is in use as you look at it: it is "active now", whatever its last refresh.
  */
 import { api, type SessionInfo } from '../api';
-import { alertBox, formatDate, h, replaceChildren } from '../dom';
+import { alertBox, formatAgo, formatDate, h, replaceChildren } from '../dom';
 import { act, actions } from '../forms';
+
+/** How often the "… ago" words are written again. */
+const RETELL_EVERY_MS = 30_000;
 
 export function sessionsView(loggedOutEverywhere: () => void): HTMLElement {
   const alert = alertBox();
@@ -20,16 +30,23 @@ export function sessionsView(loggedOutEverywhere: () => void): HTMLElement {
     actions(everywhere),
   );
 
-  const item = (session: SessionInfo, index: number) => {
+  /** A moment as "… ago", its date and time on hover; written again by retell(). */
+  const ago = (iso: string) => h('time', { datetime: iso, title: formatDate(iso), 'data-ago': '' }, formatAgo(iso));
+
+  const item = (session: SessionInfo) => {
     const li = h(
       'li',
-      { class: 'item' },
-      h('strong', null, session.userAgent ?? 'Unknown browser'),
+      { class: 'item', 'data-current': session.current ? 'true' : undefined },
+      h('strong', { title: session.userAgent ?? undefined }, session.device),
+      session.current ? ' ' : null,
+      session.current ? h('span', { class: 'badge current' }, 'This device') : null,
       h(
         'p',
         { class: 'meta' },
-        `Logged in ${formatDate(session.createdAt)}, last active ${formatDate(session.lastUsedAt)}`,
-        index === 0 ? ' (newest)' : '',
+        'Logged in ',
+        ago(session.createdAt),
+        session.current ? ', active now' : ', last active ',
+        session.current ? null : ago(session.lastUsedAt),
       ),
     );
     li.append(
@@ -59,6 +76,26 @@ export function sessionsView(loggedOutEverywhere: () => void): HTMLElement {
       alert.show((error as Error).message);
     }
   }
+
+  const retell = () => {
+    for (const time of list.querySelectorAll<HTMLTimeElement>('time[data-ago]')) {
+      time.textContent = formatAgo(time.dateTime);
+    }
+  };
+  const backInView = () => {
+    if (document.visibilityState === 'visible') void load();
+  };
+  // Until the screen is left: the first tick or return to view that finds it gone stops both.
+  const timer = setInterval(() => {
+    if (!list.isConnected) return leave();
+    if (document.visibilityState === 'visible') retell();
+  }, RETELL_EVERY_MS);
+  const onVisibility = () => (list.isConnected ? backInView() : leave());
+  const leave = () => {
+    clearInterval(timer);
+    document.removeEventListener('visibilitychange', onVisibility);
+  };
+  document.addEventListener('visibilitychange', onVisibility);
 
   everywhere.addEventListener('click', () =>
     act(section, alert, async () => {
