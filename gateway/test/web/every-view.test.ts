@@ -101,7 +101,8 @@ const PUBLIC = [
 const SIGNED_IN = [
   { hash: '#/mine', heading: 'My posts' },
   { hash: '#/notes', heading: 'Notes' },
-  { hash: '#/sessions', heading: 'Sessions' },
+  // Looked at once its list is in: this device's row, with its mark.
+  { hash: '#/sessions', heading: 'Sessions', ready: '.badge.current' },
 ];
 
 describe('every screen, at 375 px and 1280 px', () => {
@@ -115,9 +116,10 @@ describe('every screen, at 375 px and 1280 px', () => {
       });
       const titles = new Set<string>();
       const problems: string[] = [];
-      const look = async (hash: string, heading: string) => {
+      const look = async (hash: string, heading: string, ready?: string) => {
         await page.goto(`${web.origin}/${hash}`);
         await page.getByRole('heading', { name: heading, level: 1, exact: true }).waitFor();
+        if (ready) await page.locator(ready).first().waitFor();
         // The title follows the heading; a screen that fills in (one post) gets it once loaded.
         await page.waitForFunction((h) => document.title === `${h} · Content service`, heading);
         titles.add(await page.title());
@@ -132,7 +134,7 @@ describe('every screen, at 375 px and 1280 px', () => {
       };
       for (const view of PUBLIC) await look(typeof view.hash === 'function' ? view.hash() : view.hash, view.heading);
       await register(page, `views-${name}`);
-      for (const view of SIGNED_IN) await look(view.hash, view.heading);
+      for (const view of SIGNED_IN) await look(view.hash, view.heading, 'ready' in view ? view.ready : undefined);
 
       // The notes screen with a file sent: the progress bar keeps a readable width.
       await page.goto(`${web.origin}/#/notes`);
