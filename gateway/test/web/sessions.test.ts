@@ -3,7 +3,7 @@
  * HttpOnly cookie that page script cannot read, the session outlives a reload and reaches a second
  * tab, two tabs taking it up at once both stay signed in, the sessions screen marks this browser's
  * own session and names each device, sessions can be ended one by one, and "Log out everywhere"
- * ends them all.
+ * ends them all. A visitor who is not signed in is sent no refusal on a first load.
  */
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@cs/testkit';
@@ -189,3 +189,49 @@ describe('the web client’s session, in Chromium', () => {
   });
 });
 
+describe('a visitor who is not signed in, in Chromium', () => {
+  /** Every answer of 400 or more, and every request that failed, on `page` from now on. */
+  const failuresOn = (page: Page) => {
+    const failed: string[] = [];
+    page.on('response', (res) => {
+      if (res.status() >= 400) failed.push(`${res.status()} ${res.request().method()} ${res.url()}`);
+    });
+    page.on('requestfailed', (req) => failed.push(`${req.failure()?.errorText} ${req.method()} ${req.url()}`));
+    return failed;
+  };
+  /** The first load is over: the screen is drawn, signed out, and the live stream is up. */
+  const loaded = async (page: Page) => {
+    await page.getByRole('heading', { name: 'Posts', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Log in', exact: true }).waitFor();
+    await page.locator('#live[data-status="live"]').waitFor();
+  };
+
+  it('when a visitor who never logged in opens the web client, then no request it makes fails, nor does a new tab’s after a login and a logout', async () => {
+    context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    const first = await context.newPage();
+    const failed = failuresOn(first);
+
+    await first.goto(`${origin}/`);
+    await loaded(first);
+
+    expect(failed).toEqual([]);
+
+    // Signing in and out reopens the live stream (the old one is aborted on purpose): the new tab
+    // after it is what counts.
+    await register(first, `visitor-${randomBytes(4).toString('hex')}@example.com`);
+    await first.getByRole('button', { name: 'Log out' }).click();
+    await first.getByRole('link', { name: 'Log in', exact: true }).waitFor();
+    const again = await context.newPage();
+    const failedAgain = failuresOn(again);
+    const refreshes: string[] = [];
+    again.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/api/auth/refresh') refreshes.push(req.url());
+    });
+
+    await again.goto(`${origin}/`);
+    await loaded(again);
+
+    expect({ failedAgain, refreshes }).toEqual({ failedAgain: [], refreshes: [] });
+  });
+});

@@ -7,7 +7,7 @@ import './style.css';
 import { api, onSessionExpired } from './api';
 import { h, replaceChildren } from './dom';
 import { onLiveStatus, sessionChanged, startLive } from './live';
-import { currentSession, endSession } from './session';
+import { currentSession, endSession, mayBeSignedIn, noSessionHere } from './session';
 import { authView, type Notice } from './views/auth';
 import { myPostsView } from './views/my-posts';
 import { notesView } from './views/notes';
@@ -149,8 +149,17 @@ onSessionExpired((message) => {
 // Two address changes in one task queue two events that both find the latest address. Render it
 // once: the second would render the set-password screen again, after its token has been taken out.
 // A session this browser already has (a reload, another tab) is taken up before any screen is
-// rendered: the first, and one the address moved to meanwhile.
-const resumed = api.resume().catch(() => undefined);
+// rendered: the first, and one the address moved to meanwhile. Only when there may be one
+// (session.ts): a visitor who is not signed in sends no refresh that could only be refused.
+const resumed = mayBeSignedIn()
+  ? api.resume().then(
+      (session) => {
+        if (!session) noSessionHere();
+        return session;
+      },
+      () => undefined,
+    )
+  : Promise.resolve(undefined);
 const renderOnce = () => {
   if (location.hash !== rendered) render();
 };
