@@ -137,6 +137,29 @@ describe('the web client’s session, in Chromium', () => {
     await screenshot(page, '22-sessions-this-device');
   });
 
+  it('when the sessions screen stays open, then its times are told again as they pass, with no reload', async () => {
+    context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
+    context.setDefaultTimeout(10_000);
+    // The page's clock only: the servers keep real time, so the page sees its sessions age.
+    await context.clock.install({ time: Date.now() });
+    const email = `times-${randomBytes(4).toString('hex')}@example.com`;
+    const page = await newTab();
+    await register(page, email);
+    await loginElsewhere(email, FIREFOX_ON_WINDOWS);
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    const other = page
+      .getByRole('list', { name: 'Sessions' })
+      .getByRole('listitem')
+      .filter({ hasNot: page.locator('.badge.current') });
+    await expect(other.locator('.meta').textContent()).resolves.toBe('Logged in just now, last active just now');
+
+    await page.clock.runFor('03:00');
+
+    await expect(other.locator('.meta').textContent()).resolves.toBe(
+      'Logged in 3 minutes ago, last active 3 minutes ago',
+    );
+  });
+
   it('lists the sessions, ends another one alone, and "Log out everywhere" ends this one and the other tab’s', async () => {
     context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
     context.setDefaultTimeout(10_000);
