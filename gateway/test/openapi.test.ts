@@ -78,4 +78,27 @@ describe('the API document', () => {
       }
     }
   });
+
+  it('when an error answer other than 400 is documented, then its example is {error} alone, as the answers are', () => {
+    type Answer = { $ref?: string; content?: Record<string, { schema?: { $ref?: string }; example?: unknown }> };
+    const shared = openApiDocument.components.responses as Record<string, Answer>;
+    const examples: Record<string, unknown> = {};
+    for (const [path, item] of Object.entries(openApiDocument.paths)) {
+      for (const [method, op] of Object.entries(item) as [string, { responses: Record<string, Answer> }][]) {
+        for (const [status, documented] of Object.entries(op.responses)) {
+          if (Number(status) < 401) continue;
+          const answer = documented.$ref ? shared[documented.$ref.split('/').pop() as string] : documented;
+          const json = answer?.content?.['application/json'];
+          if (json?.schema?.$ref === '#/components/schemas/Error') {
+            examples[`${method.toUpperCase()} ${path} ${status}`] = json.example;
+          }
+        }
+      }
+    }
+
+    expect(Object.keys(examples).length).toBeGreaterThan(50);
+    for (const [answer, example] of Object.entries(examples)) {
+      expect([answer, example]).toEqual([answer, { error: expect.stringMatching(/\S/) }]);
+    }
+  });
 });

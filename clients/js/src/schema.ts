@@ -925,6 +925,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "No token provided"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -934,6 +939,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Cookie mode is only for requests from this site"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -943,6 +953,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Not found"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -952,6 +967,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "The post changed at the same time; try again"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -961,6 +981,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Request body too large"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -970,6 +995,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Content-Type must be application/json"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -981,6 +1011,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Too many requests, please try again later"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -990,6 +1025,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Failed to fetch posts"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -999,6 +1039,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Upstream service unavailable"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1008,6 +1053,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Service temporarily unavailable"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1017,6 +1067,11 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": "Upstream service timed out"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -2339,12 +2394,17 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description A protected topic without a caller; an invalid or expired token; a spent, expired or unknown ticket. */
+            /** @description A protected topic without a caller; an invalid or expired token; an unknown or expired ticket, or one whose token no longer works. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid or expired ticket"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };

@@ -3,6 +3,7 @@
  * every status code with its error shape, and the bearer security scheme. The gateway serves it
  * at /openapi.json; the test suites check every response they receive against it.
  */
+import { messages } from '@cs/errors';
 import { LIMITS, TAG_PATTERN } from './limits';
 import { ROUTE_ALIASES } from './route-aliases';
 import * as s from './schemas';
@@ -20,31 +21,47 @@ const response = (description: string, schema?: Schema, headers?: Schema) => ({
   ...(headers ? { headers } : {}),
 });
 
+/**
+ * A JSON error answer, `{error}`, with an example of its message: a viewer of the document would
+ * otherwise make one up from the schema, the validation step's `errors` included.
+ */
+const failure = (description: string, example: string, headers?: Schema) => ({
+  description,
+  content: { 'application/json': { schema: ref('Error'), example: { error: example } } },
+  ...(headers ? { headers } : {}),
+});
+
 /** Error responses shared by operations, each with the contract's `{error}` shape. */
 const errorResponses = {
   BadRequest: response('The request is malformed or breaks a rule.', {
     oneOf: [ref('Error'), ref('ValidationErrors')],
   }),
-  Unauthorized: response('No Bearer token (no-token-provided), or an invalid or expired one.', ref('Error')),
-  Forbidden: response('Cookie mode asked for by a request the browser marks cross-site.', ref('Error')),
-  NotFound: response('No such resource, or not the caller’s.', ref('Error')),
-  Conflict: response('The resource changed at the same time, or is in another state.', ref('Error')),
-  PayloadTooLarge: response('The body is larger than 100 kB.', ref('Error')),
-  UnsupportedMediaType: response('A body that is not JSON.', ref('Error')),
-  TooManyRequests: response(
+  Unauthorized: failure('No Bearer token (no-token-provided), or an invalid or expired one.', messages.noToken),
+  Forbidden: failure(
+    'Cookie mode asked for by a request the browser marks cross-site.',
+    'Cookie mode is only for requests from this site',
+  ),
+  NotFound: failure('No such resource, or not the caller’s.', messages.notFound),
+  Conflict: failure(
+    'The resource changed at the same time, or is in another state.',
+    'The post changed at the same time; try again',
+  ),
+  PayloadTooLarge: failure('The body is larger than 100 kB.', messages.bodyTooLarge),
+  UnsupportedMediaType: failure('A body that is not JSON.', messages.unsupportedMediaType),
+  TooManyRequests: failure(
     'Over the rate limit for this client (or, on login, the account’s failed-login throttle).',
-    ref('Error'),
+    messages.tooManyRequests,
     {
       'Retry-After': { description: 'Seconds to wait.', schema: { type: 'string' } },
     },
   ),
-  ServerError: response('An unexpected failure; the message names the operation.', ref('Error')),
-  BadGateway: response('The owning service could not be reached.', ref('Error')),
-  Unavailable: response(
+  ServerError: failure('An unexpected failure; the message names the operation.', 'Failed to fetch posts'),
+  BadGateway: failure('The owning service could not be reached.', messages.upstreamUnavailable),
+  Unavailable: failure(
     'A dependency (database, storage, the files service, the rate-limit store) is unavailable.',
-    ref('Error'),
+    messages.unavailable,
   ),
-  GatewayTimeout: response('The owning service did not answer in time.', ref('Error')),
+  GatewayTimeout: failure('The owning service did not answer in time.', messages.upstreamTimeout),
 } as const;
 
 type ErrorName = keyof typeof errorResponses;
@@ -853,11 +870,10 @@ export const openApiDocument = {
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
           400: { $ref: '#/components/responses/BadRequest' },
-          401: {
-            description:
-              'A protected topic without a caller; an invalid or expired token; a spent, expired or unknown ticket.',
-            content: json(ref('Error')),
-          },
+          401: failure(
+            'A protected topic without a caller; an invalid or expired token; an unknown or expired ticket, or one whose token no longer works.',
+            'Invalid or expired ticket',
+          ),
           429: { $ref: '#/components/responses/TooManyRequests' },
           502: { $ref: '#/components/responses/BadGateway' },
           503: { $ref: '#/components/responses/Unavailable' },
