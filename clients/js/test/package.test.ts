@@ -52,6 +52,11 @@ describe('the packaged library', () => {
     // 8 kB until subscribe() (live updates, 1 kB with its event-stream reader) came in.
     expect(gzipped).toBeLessThanOrEqual(9 * 1024);
     expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
+    // What the docs say of it is what it is, within half a kilobyte.
+    for (const doc of [join(LIBRARY, 'README.md'), join(REPO_ROOT, 'docs', 'clients.md')]) {
+      const stated = /about ([\d.]+) kB minified and gzipped/i.exec(readFileSync(doc, 'utf8'))?.[1];
+      expect({ doc, off: Math.abs(Number(stated) - gzipped / 1024) <= 0.5 }).toEqual({ doc, off: true });
+    }
   });
 
   it('installed as its README says, in an empty project outside the repository: the README’s example type-checks and runs against the system, and wrong calls do not compile', async () => {
