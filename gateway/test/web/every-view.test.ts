@@ -276,3 +276,65 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
     await page.getByRole('link', { name: postTitle }).waitFor();
   });
 });
+
+describe('the header and the focus ring', () => {
+  it('at 375 px, signed in, the header takes two rows: the name and the live mark, then the links', async () => {
+    const { context, page } = await newPage({ width: 375, height: 740 });
+    await register(page, 'header-rows');
+
+    const rows = await page.evaluate(() => {
+      const bar = document.querySelector('header.bar') as HTMLElement;
+      const parts = Array.from(bar.children).flatMap((child) =>
+        child.id === 'nav' ? Array.from(child.children) : [child],
+      );
+      const tops = parts
+        .filter((part) => (part as HTMLElement).offsetParent !== null)
+        .map((part) => Math.round(part.getBoundingClientRect().top));
+      // Parts whose tops are within a few pixels of each other sit on one row.
+      return tops.sort((a, b) => a - b).filter((top, i, all) => i === 0 || top - (all[i - 1] as number) > 6).length;
+    });
+    await screenshot(page, 'views/phone-header');
+    await context.close();
+
+    expect(rows).toBe(2);
+  });
+
+  it('the focus ring stands out 3:1 from what it is drawn on, on the page and on the dark bar', async () => {
+    const { context, page } = await newPage({ width: 1280, height: 900 });
+    await page.goto(`${web.origin}/#/login`);
+    await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+
+    const contrasts: Record<string, number> = {};
+    const rings = {
+      'a field': page.getByLabel('E-mail'),
+      'the main button': page.getByRole('button', { name: 'Log in' }),
+      'a link on the bar': page.locator('#nav').getByRole('link', { name: 'Register' }),
+    };
+    for (const [what, element] of Object.entries(rings)) {
+      await element.focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      contrasts[what] = await element.evaluate((focused) => {
+        const rgb = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
+        const luminance = ([r = 0, g = 0, b = 0]: number[]) => {
+          const [R, G, B] = [r, g, b].map((c) => {
+            const v = c / 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+          });
+          return 0.2126 * (R as number) + 0.7152 * (G as number) + 0.0722 * (B as number);
+        };
+        // The ring is drawn outside the element: on the first ancestor with a background.
+        let under = focused.parentElement;
+        while (under && (rgb(getComputedStyle(under).backgroundColor)[3] ?? 1) === 0) under = under.parentElement;
+        const ring = luminance(rgb(getComputedStyle(focused).outlineColor));
+        const ground = luminance(rgb(under ? getComputedStyle(under).backgroundColor : 'rgb(255, 255, 255)'));
+        return (Math.max(ring, ground) + 0.05) / (Math.min(ring, ground) + 0.05);
+      });
+    }
+    await context.close();
+
+    for (const [what, contrast] of Object.entries(contrasts)) {
+      expect({ what, atLeast3: contrast >= 3 }).toEqual({ what, atLeast3: true });
+    }
+  });
+});
