@@ -305,7 +305,11 @@ export interface paths {
         delete: operations["deletePost"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change any of the title, body, status and tags of a post
+         * @description Not the contract’s PUT: tags too, and every field sent is applied in one write, or none when one breaks a rule (the rules and messages of PUT and of `PUT /api/posts/{id}/tags`). The answer is the post as `GET` answers it. Public changes are counted as PUT counts them.
+         */
+        patch: operations["patchPost"];
         trace?: never;
     };
     "/api/posts/{id}/tags": {
@@ -666,6 +670,15 @@ export interface components {
         PostTags: {
             /** @description At most 10 tags of 1 to 40 letters, digits or hyphens; lowercased, duplicates dropped. */
             tags: string[];
+        };
+        /** @description At least one of title, body, status and tags, all applied in one write, or none when one breaks a rule. Other fields are ignored, never written. */
+        PatchPost: {
+            /** @enum {string} */
+            status?: "draft" | "published";
+            title?: string;
+            body?: string;
+            /** @description At most 10 tags of 1 to 40 letters, digits or hyphens; lowercased, duplicates dropped. */
+            tags?: string[];
         };
         CreateNote: {
             title: string;
@@ -1831,6 +1844,56 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    patchPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The post’s record identifier (24 hex digits; anything else is 400).
+                 * @example <postId>
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Hello again, world",
+                 *       "tags": [
+                 *         "hello",
+                 *         "travel"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchPost"];
+            };
+        };
+        responses: {
+            /** @description The updated post. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];

@@ -38,6 +38,7 @@ export const postMessages = {
   bodyTooLong: `body must be at most ${LIMITS.postBodyMax} characters`,
   tagsInvalid: `tags must be a list of at most ${LIMITS.postTagsMax} tags of 1 to ${LIMITS.tagMax} letters, digits or hyphens`,
   noSupportedFields: 'No supported fields to update (title, body, status)',
+  noPatchFields: 'No supported fields to update (title, body, status, tags)',
   invalidStatus: 'Invalid status: must be draft or published',
 } as const;
 

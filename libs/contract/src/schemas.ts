@@ -252,20 +252,21 @@ export const createPostSchema = {
   },
 } as const;
 
+/** Every tag of a post, as one list that replaces the ones it had: `[]` removes every one. */
+const postTagList = {
+  type: 'array',
+  maxItems: LIMITS.postTagsMax,
+  items: { type: 'string', pattern: TAG_PATTERN },
+  description: `At most ${LIMITS.postTagsMax} tags of 1 to ${LIMITS.tagMax} letters, digits or hyphens; lowercased, duplicates dropped.`,
+  'x-messages': postMessages.tagsInvalid,
+} as const;
+
 /** A post's tags, all of them at once (the contract's PUT ignores tags): `[]` removes every one. */
 export const postTagsSchema = {
   type: 'object',
   required: ['tags'],
   additionalProperties: false,
-  properties: {
-    tags: {
-      type: 'array',
-      maxItems: LIMITS.postTagsMax,
-      items: { type: 'string', pattern: TAG_PATTERN },
-      description: `At most ${LIMITS.postTagsMax} tags of 1 to ${LIMITS.tagMax} letters, digits or hyphens; lowercased, duplicates dropped.`,
-      'x-messages': postMessages.tagsInvalid,
-    },
-  },
+  properties: { tags: postTagList },
 } as const;
 
 /** The contract's update: `400 {error}`, an unknown status before a text's rules. */
@@ -295,6 +296,22 @@ export const updatePostSchema = {
   },
   'x-error': { status: 400 },
   'x-messages': { minProperties: postMessages.noSupportedFields },
+} as const;
+
+/**
+ * Ours: any of title, body, status and tags, applied together in one write or not at all. The
+ * rules of each field are the contract's update's and the tags route's, and so are the answers
+ * (`400 {error, errors}`, an unknown status first); unknown fields are ignored, as PUT ignores them.
+ */
+export const patchPostSchema = {
+  type: 'object',
+  description:
+    'At least one of title, body, status and tags, all applied in one write, or none when one breaks a rule. Other fields are ignored, never written.',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { ...updatePostSchema.properties, tags: postTagList },
+  'x-error': { status: 400 },
+  'x-messages': { minProperties: postMessages.noPatchFields },
 } as const;
 
 const noteProperties = {

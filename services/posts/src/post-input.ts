@@ -41,7 +41,7 @@ export interface PostChanges {
   title?: string;
   body?: string;
   status?: PostStatus;
-  /** Only through `PUT /api/posts/:id/tags`: the contract's PUT ignores tags. */
+  /** Only through `PUT /api/posts/:id/tags` and `PATCH /api/posts/:id`: the contract's PUT ignores tags. */
   tags?: string[];
 }
 
@@ -57,4 +57,11 @@ export function toPostChanges(body: Record<string, unknown>): PostChanges {
 /** `PUT /api/posts/:id/tags`, after the validation step: lowercased and deduplicated. */
 export function toTags(body: Record<string, unknown>): string[] {
   return [...new Set((body.tags as string[]).map((tag) => tag.toLowerCase()))];
+}
+
+/** `PATCH /api/posts/:id`, after the validation step: PUT's changes, and the tags when sent. */
+export function toPostPatch(body: Record<string, unknown>): PostChanges {
+  const changes = toPostChanges(body);
+  if (body.tags !== undefined) changes.tags = toTags(body);
+  return changes;
 }

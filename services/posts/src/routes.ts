@@ -1,5 +1,12 @@
 import type { TokenVerifier } from '@cs/auth';
-import { createPostSchema, LIMITS, objectIdParamSchema, postTagsSchema, updatePostSchema } from '@cs/contract';
+import {
+  createPostSchema,
+  LIMITS,
+  objectIdParamSchema,
+  patchPostSchema,
+  postTagsSchema,
+  updatePostSchema,
+} from '@cs/contract';
 import {
   type AppState,
   type Bulkhead,
@@ -20,7 +27,7 @@ import {
 } from '@cs/koa';
 import { decodeCursor } from '@cs/mongo';
 import Router from '@koa/router';
-import { parseListQuery, toNewPost, toPostChanges, toTags } from './post-input';
+import { parseListQuery, toNewPost, toPostChanges, toPostPatch, toTags } from './post-input';
 import type { Posts } from './posts';
 import { messages } from './terms';
 
@@ -92,6 +99,11 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
       ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, { tags: toTags(bodyOf(ctx)) });
     },
   );
+
+  // Ours too: any of title, body, status and tags, in the one write of `update`, or none of them.
+  router.patch('/:id', ...write, validateBody(patchPostSchema), failureMessage(messages.updateFailed), async (ctx) => {
+    ctx.body = await posts.update(ctx.params.id as string, ctx.state.userId as string, toPostPatch(bodyOf(ctx)));
+  });
 
   router.delete('/:id', auth, inTurn, failureMessage(messages.deleteFailed), async (ctx) => {
     await posts.remove(ctx.params.id as string, ctx.state.userId as string);

@@ -72,6 +72,29 @@ describe('what a write of a post costs the database', () => {
     ]);
   });
 
+  it('when a draft is published with a new title and tags in one PATCH, then it costs what publishing alone costs: one write of the post', async () => {
+    const change = (id: string) => async () => {
+      await h.http
+        .patch(`/api/posts/${id}`)
+        .set(author.auth)
+        .send({ status: 'published', title: 'Renamed', tags: ['walks', 'coast'] })
+        .expect(200);
+      return id;
+    };
+    await costOf(change(await create()), 'upsert');
+    const id = await create();
+    await costOf(async () => id, 'upsert');
+
+    expect(await costOf(change(id), 'upsert')).toEqual([
+      'listing_changes.insertOne',
+      'post_events.deleteMany',
+      'post_events.insertMany',
+      'posts.findOne',
+      'posts.findOneAndUpdate',
+      'turns.insertOne',
+    ]);
+  });
+
   it('when ten posts are created in one turn, then their entries go in one insert and the posts in another', async () => {
     await costOf(create, 'upsert');
     const entries = h.db.connection.db?.collection('post_events');
