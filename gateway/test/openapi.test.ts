@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 const SAMPLE_ID = '0123456789abcdef01234567';
-const HTTP_METHODS = ['get', 'post', 'put', 'delete'] as const;
+const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 describe('the API document', () => {
   it('when /openapi.json is fetched, then it is the OpenAPI 3.1 document the tests check against', async () => {
