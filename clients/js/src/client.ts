@@ -22,7 +22,10 @@ type Schemas = components['schemas'];
 export type Post = Schemas['Post'];
 export type PostPage = Schemas['PostPage'];
 export type NewPost = Schemas['CreatePost'];
-export type PostChanges = Schemas['UpdatePost'];
+/** The contract's PUT: title, body, status. It ignores tags, so this type takes none (see PostPatch). */
+export type PostChanges = Schemas['UpdatePost'] & { tags?: never };
+/** Any of title, body, status and tags, applied together in one write (PATCH). */
+export type PostPatch = Schemas['PatchPost'];
 export type Note = Schemas['Note'];
 export type NewNote = Schemas['CreateNote'];
 export type NoteChanges = Schemas['UpdateNote'];
@@ -358,10 +361,17 @@ export function createContentClient(options: ClientOptions = {}) {
       mine: (cursor?: string) =>
         page(() => raw.GET('/api/posts/my-posts', { params: { query: cursor ? { cursor } : {} } })),
       create: (post: NewPost) => run(() => raw.POST('/api/posts', { body: post })),
+      /** Changes the title, body or status (the contract's PUT, which ignores tags: see `patch`). */
       update: (id: string, changes: PostChanges) =>
         run(() => raw.PUT('/api/posts/{id}', { params: { path: { id } }, body: changes })),
+      /**
+       * Changes any of the title, body, status and tags in one request: all of them are applied,
+       * or none when one breaks a rule (an ApiError 400).
+       */
+      patch: (id: string, changes: PostPatch) =>
+        run(() => raw.PATCH('/api/posts/{id}', { params: { path: { id } }, body: changes })),
       remove: (id: string) => run(() => raw.DELETE('/api/posts/{id}', { params: { path: { id } } })),
-      /** Replaces the post's tags, all at once (`update` cannot change them). */
+      /** Replaces the post's tags, all at once (`update` cannot change them; `patch` can, with the rest). */
       setTags: (id: string, tags: string[]) =>
         run(() => raw.PUT('/api/posts/{id}/tags', { params: { path: { id } }, body: { tags } })),
     },

@@ -12,6 +12,7 @@ export {
   type Post,
   type PostChanges,
   type PostPage,
+  type PostPatch,
   type SessionInfo,
 } from './client.js';
 export {

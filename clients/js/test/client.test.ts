@@ -83,6 +83,30 @@ describe('sessions and typed calls', () => {
     expect(second).toEqual({ items: [expect.objectContaining({ title: 'one' })] });
   });
 
+  it('when a post’s title and tags are patched, then one PATCH changes both; when a tag breaks the rule, then an ApiError 400 and neither changes', async () => {
+    const sent: string[] = [];
+    const client = createContentClient({
+      baseUrl: base,
+      fetch: (input, init) => {
+        const request = new Request(input, init);
+        sent.push(`${request.method} ${new URL(request.url).pathname}`);
+        return fetch(request);
+      },
+    });
+    await client.register(email('patch'), 'correct horse battery');
+    const post = await client.posts.create({ title: 'Before', body: 'Written through the client.', tags: ['old'] });
+
+    sent.length = 0;
+    const patched = await client.posts.patch(post._id, { title: 'After', tags: ['New', 'walks'] });
+    expect(sent).toEqual([`PATCH /api/posts/${post._id}`]);
+    expect(patched).toMatchObject({ _id: post._id, title: 'After', tags: ['new', 'walks'] });
+
+    const error = await client.posts.patch(post._id, { title: 'Not applied', tags: ['two words'] }).catch((e) => e);
+    expect(shape(error)).toMatchObject({ kind: 'api', name: 'ApiError', status: 400 });
+    expect((error as ApiError).errors).toEqual([{ field: 'tags', message: expect.stringMatching(/^tags must be/) }]);
+    expect(await client.posts.get(post._id)).toMatchObject({ title: 'After', tags: ['new', 'walks'] });
+  });
+
   it('with the cache on, a public read sends its ETag again and a 304 gives back the same body', async () => {
     const author = await signedIn('cache');
     const post = await author.posts.create({ title: 'Cached', body: 'Read twice, sent once.' });

@@ -131,6 +131,9 @@ void client.posts.create({ body: 'No title here at all.' });
 void client.posts.update('0123456789abcdef01234567', { status: 'archived' });
 // @ts-expect-error: a note's id is a string
 void client.notes.get(42);
+const changes = { title: 'Renamed', tags: ['news'] };
+// @ts-expect-error: the contract's PUT ignores tags, so update takes none, even from a variable (patch does)
+void client.posts.update('0123456789abcdef01234567', changes);
 `,
     );
     // The control: an expectation of an error on a right call must itself fail to compile.
