@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { BrowserContext, Page, Route } from 'playwright-core';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -208,7 +208,7 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
     await saved.waitFor({ state: 'hidden' });
   });
 
-  it('tags can be edited; after saving, the focus is on the post; after a delete, on the list', async () => {
+  it('when the title and the tags are edited, then the save is one PATCH of both; after saving, the focus is on the post; after a delete, on the list', async () => {
     const id = await page.locator('li[data-post-id]', { hasText: 'First draft' }).getAttribute('data-post-id');
     const item = page.locator(`li[data-post-id="${id}"]`);
     // Cancel draws the post again, and the focus goes to its heading.
@@ -217,10 +217,23 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
     await expect(focused()).resolves.toMatch(/^h3: First draft/);
     await item.getByRole('button', { name: 'Edit' }).click();
     await expect(item.getByLabel('Tags').inputValue()).resolves.toBe('travel');
+    await item.getByLabel('Title').fill('First draft, edited');
     await item.getByLabel('Tags').fill('travel, coast');
+    // Every write the save sends: one request, so the text and the tags cannot be saved apart.
+    // (Its body is a stream to the browser, which does not show it: what it did shows below.)
+    const writes: string[] = [];
+    const onRequest = (request: Request) => {
+      const { pathname } = new URL(request.url());
+      if (request.method() !== 'GET' && pathname.startsWith('/api/posts'))
+        writes.push(`${request.method()} ${pathname}`);
+    };
+    page.on('request', onRequest);
     await item.getByRole('button', { name: 'Save changes' }).click();
     await item.locator('.tags', { hasText: '#coast' }).waitFor();
+    page.off('request', onRequest);
+    expect(writes).toEqual([`PATCH /api/posts/${id}`]);
     await expect(item.locator('.tags li').allTextContents()).resolves.toEqual(['#travel', '#coast']);
+    await expect(item.locator('h3').textContent()).resolves.toMatch(/^First draft, edited/);
     await expect(focused()).resolves.toMatch(/^h3: First draft/);
 
     page.once('dialog', (dialog) => void dialog.accept());

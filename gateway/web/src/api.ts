@@ -142,9 +142,13 @@ export const api = {
       return posts;
     }),
   createPost: (post: { title: string; body: string; tags: string[] }) => call(() => client.posts.create(post)),
-  setPostTags: (postId: string, tags: string[]) => call(() => client.posts.setTags(postId, tags)),
   updatePost: (postId: string, changes: { title?: string; body?: string; status?: 'draft' | 'published' }) =>
     call(() => client.posts.update(postId, changes)),
+  /** Any of title, body, status and tags in one request: all saved, or none. */
+  patchPost: (
+    postId: string,
+    changes: { title?: string; body?: string; status?: 'draft' | 'published'; tags?: string[] },
+  ) => call(() => client.posts.patch(postId, changes)),
   deletePost: (postId: string) => call(() => client.posts.remove(postId)),
 
   /** The newest notes, or the page after `cursor` (from the page before). */

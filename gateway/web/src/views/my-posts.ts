@@ -206,9 +206,13 @@ function postItem(
       event.preventDefault();
       void busy(form, async () => {
         try {
-          await api.updatePost(post._id, { title: title.value, body: body.value });
+          // One request: the text and the tags are saved together, or neither is.
           const nextTags = parseTags(tags.value);
-          if (nextTags.join() !== post.tags.join()) await api.setPostTags(post._id, nextTags);
+          await api.patchPost(post._id, {
+            title: title.value,
+            body: body.value,
+            ...(nextTags.join() !== post.tags.join() ? { tags: nextTags } : {}),
+          });
           await refresh();
           // The item was drawn again: the focus goes to its heading.
           focusOn(listHeading.parentElement?.querySelector<HTMLElement>(`li[data-post-id="${post._id}"] h3`));
