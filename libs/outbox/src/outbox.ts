@@ -24,7 +24,7 @@
  *   that young and never tried, and this process tries it once at a time (should that try
  *   outlive FIRST_TRY_MS, a poll's try beside it is one more handling, which handlers allow);
  * - the dispatch may hand the handler what the write wrote (`written`), so that it need not read
- *   it again; and the writer may say which entry is the only one that can come before its own:
+ *   it again, also when the entry waits for an earlier one of its document (below); and the writer may say which entry is the only one that can come before its own:
  *   none for a new document (`first`), or the previous version's (`after`). Either way its order
  *   need not be looked up: not for `first`, and not when this process did `after` (see below);
  * - entries are written together and done entries deleted together (`@cs/mongo`'s
@@ -154,8 +154,11 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     await entries.deleteMany({ _id: trusted({ $in: ids }) } as never).exec();
     return ids.map(() => ({ value: undefined }));
   });
-  /** Entries dispatched while an earlier one of their document was there: tried once it is done. */
-  const waiting = new Map<string, E>();
+  /**
+   * Entries dispatched while an earlier one of their document was there, with what their write
+   * wrote: tried once it is done, still without a read.
+   */
+  const waiting = new Map<string, { entry: E; written?: W }>();
   /** Of recently done documents (`orderBy`), the last entry this process did (`after`). */
   const doneHere = new Map<string, string>();
   const running = new Set<Promise<unknown>>();
@@ -195,12 +198,12 @@ export function createOutbox<E extends OutboxEntry, W = never>({
   function next(entry: E): void {
     if (!orderBy) return;
     const document = entry[orderBy as keyof E];
-    if (![...waiting.values()].some((waits) => waits[orderBy as keyof E] === document)) return;
+    if (![...waiting.values()].some((waits) => waits.entry[orderBy as keyof E] === document)) return;
     background(
       (async () => {
         const first = await firstOf(entry);
         const successor = first && waiting.get(first);
-        if (successor) await attempt(successor, Date.now(), {});
+        if (successor) await attempt(successor.entry, Date.now(), { written: successor.written });
       })(),
     );
   }
@@ -226,13 +229,14 @@ export function createOutbox<E extends OutboxEntry, W = never>({
       doneHere.get(String(entry[orderBy as keyof E])) === String(dispatched.after);
     if (!dispatched?.first && !follows && (await firstOf(entry)) !== id) {
       if (dispatched && !waiting.has(id)) {
-        waiting.set(id, entry);
+        const { written } = dispatched;
+        waiting.set(id, { entry, written });
         // Those whose earlier entry another process finished are found by a poll instead.
         if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
         // The earlier entry may have been done between the read above and now, and looked for
         // its successor before this one waited: asked once more, now that it waits, once this
         // try has let go of it (`trying`).
-        background(new Promise((resolve) => setImmediate(resolve)).then(() => attempt(entry, Date.now(), {})));
+        background(new Promise((resolve) => setImmediate(resolve)).then(() => attempt(entry, Date.now(), { written })));
       }
       return 'not taken';
     }

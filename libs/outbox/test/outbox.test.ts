@@ -380,6 +380,44 @@ describe('the cost of a dispatched entry', () => {
     expect(handled).toEqual(['d0', 'd1', 'x0', 'x1', 'd2', 'd3']);
   });
 
+  it('when an entry dispatched with what its write wrote waits for the one before it, then its handler still gets what was written, so it need not read the document', async () => {
+    const name = fresh();
+    const seen: Array<[string, string | undefined]> = [];
+    let release = () => {};
+    const first = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const outbox = createOutbox<Job, string>({
+      name,
+      entries: jobs(name),
+      what: 'job',
+      orderBy: 'doc',
+      logger,
+      async handle(entry, written) {
+        if (entry.step === 0) await first;
+        seen.push([`${entry.doc}${entry.step}`, written]);
+      },
+    });
+    const e0 = await outbox.enqueue({ doc: 'w', step: 0 });
+    const e1 = await outbox.enqueue({ doc: 'w', step: 1 });
+
+    outbox.dispatch(e0, { written: 'w as step 0 wrote it', first: true });
+    outbox.dispatch(e1, { written: 'w as step 1 wrote it', after: e0._id });
+    await sleep(100);
+    expect(seen).toEqual([]);
+    release();
+    await eventually(
+      'both entries done',
+      () => jobs(name).countDocuments(),
+      (left) => left === 0,
+    );
+
+    expect(seen).toEqual([
+      ['w0', 'w as step 0 wrote it'],
+      ['w1', 'w as step 1 wrote it'],
+    ]);
+  });
+
   it('when one entry is dispatched twice at once in one process, then it is handled once', async () => {
     const name = fresh();
     let handled = 0;
