@@ -220,6 +220,11 @@ export const logoutBodySchema = {
 } as const;
 
 export const POST_STATUSES = ['draft', 'published'] as const;
+/**
+ * The orders of the public list (`sort`): newest first (the contract's, the default), oldest
+ * first, or by title, case-folded, A to Z.
+ */
+export const POST_SORTS = ['newest', 'oldest', 'title'] as const;
 
 /** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
 const postTitle = { type: 'string', pattern: NOT_BLANK_PATTERN, maxLength: LIMITS.postTitleMax } as const;

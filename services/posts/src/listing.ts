@@ -9,6 +9,8 @@
  * published make every reader pay that, many times a second.
  *
  * How. The listing's order is held in memory (listing-index.ts): read whole once, then patched.
+ * It is kept newest first, by title, and per author, so every filter and order of the list (`tag`,
+ * `author`, `sort`) is cut from it, with the same freshness, and none is a query of its own.
  * Every change to a published post is logged after it is written and before it is acknowledged
  * (listing-log.ts: numbered without gaps). A read first looks up the entry after the last one this
  * process applied: almost always missing, one lookup by `_id`. Otherwise it reads each changed
@@ -37,9 +39,10 @@
  */
 import type { Bulkhead } from '@cs/koa';
 import type { Connection } from 'mongoose';
-import { ListingIndex, PLACED_FIELDS, type Placed, type PlacedRecord } from './listing-index';
+import { type ListFilter, ListingIndex, PLACED_FIELDS, type Placed, type PlacedRecord } from './listing-index';
 import { type Change, createListingLog, type ListingLog } from './listing-log';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
+import type { PostSort } from './terms';
 
 /**
  * How long a catch-up answers reads for, and so how long every change to a published post waits,
@@ -57,14 +60,25 @@ const TEXT_BUDGET_CHARS = 4_000_000;
 /** A page whose posts change while it is cut is cut again, this many times at most. */
 const CUTS = 5;
 
+/** Which page: `offset` and `limit` into the listed posts of the filter, in `sort` (default newest). */
+export interface PageQuery extends ListFilter {
+  offset: number;
+  limit: number;
+  /** Newest first (the contract's), oldest first, or by title. */
+  sort?: PostSort;
+}
+
 export interface ListedPage {
   posts: Post[];
   total: number;
 }
 
 export interface Listing {
-  /** The posts at `offset` (up to `limit`), of `tag` when given, and how many are listed in all. */
-  page(query: { offset: number; limit: number; tag?: string }, client: string): Promise<ListedPage>;
+  /**
+   * The posts at `offset` (up to `limit`) in `sort`, of `tag` and of `authorId` when given, and how
+   * many of those are listed in all.
+   */
+  page(query: PageQuery, client: string): Promise<ListedPage>;
   /**
    * The post, when it is published as of every change acknowledged before this read began, from
    * the kept texts when they hold it at its version; undefined when it is not listed (a draft, a
@@ -98,6 +112,14 @@ interface KeptText {
 }
 
 const FIELDS = `${POST_FIELDS} version`;
+
+/** The posts at `offset`, up to `limit`, of `list` (newest first, or by title) read in `sort`. */
+function sliceOf(list: readonly Placed[], offset: number, limit: number, sort: PostSort): Placed[] {
+  if (sort !== 'oldest') return list.slice(offset, offset + limit);
+  // Oldest first is newest first from the end: the same pages, each read backwards.
+  const end = list.length - offset;
+  return list.slice(Math.max(0, end - limit), end).reverse();
+}
 
 /** A write around the service (a seed, a migration, an operator's fix) says so after it. */
 export async function markListingChanged(connection: Connection): Promise<void> {
@@ -323,12 +345,12 @@ export function createListing(
   }
 
   return {
-    async page({ offset, limit, tag }, client) {
+    async page({ offset, limit, tag, authorId, sort = 'newest' }, client) {
       const { index } = await caughtUp();
       for (let cut = 1; ; cut++) {
-        const list = index.list(tag);
+        const list = index.list({ tag, authorId }, sort === 'title' ? 'title' : 'newest');
         const total = list.length;
-        const posts = offset >= total ? [] : await textsOf(index, list.slice(offset, offset + limit), client);
+        const posts = offset >= total ? [] : await textsOf(index, sliceOf(list, offset, limit, sort), client);
         if (posts) return { posts, total };
         if (cut === CUTS) throw new Error(`the list kept changing while page ${offset}/${limit} was cut`);
       }

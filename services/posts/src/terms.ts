@@ -3,7 +3,7 @@
  * messages. The request schemas, their limits and their messages are the OpenAPI document's own
  * (`@cs/contract`), so they cannot drift.
  */
-import { LIMITS, POST_STATUSES, postMessages, TAG_PATTERN } from '@cs/contract';
+import { LIMITS, OBJECT_ID_PATTERN, POST_SORTS, POST_STATUSES, postMessages, TAG_PATTERN } from '@cs/contract';
 
 export const STATUSES = POST_STATUSES;
 export type PostStatus = (typeof STATUSES)[number];
@@ -18,6 +18,12 @@ export const POST_LIMITS = {
 
 /** A tag as a client may send it; it is lowercased before use. */
 export const TAG = new RegExp(TAG_PATTERN);
+/** An author's id as a client may send it (either case); it is lowercased before use. */
+export const AUTHOR_ID = new RegExp(OBJECT_ID_PATTERN);
+
+export type PostSort = (typeof POST_SORTS)[number];
+/** A list order as a client may send it, in any case, as a tag may be. */
+export const SORTS = new RegExp(`^(?:${POST_SORTS.join('|')})$`, 'i');
 
 export const messages = {
   ...postMessages,
