@@ -2,12 +2,15 @@
  * Turning what a client sent into what the domain accepts. Pure functions: no I/O. A body has met
  * its schema (`@cs/contract`) before it gets here; the query string's rules are these.
  */
-import { POST_LIMITS, type PostStatus, TAG } from './terms';
+import { AUTHOR_ID, POST_LIMITS, type PostSort, type PostStatus, SORTS, TAG } from './terms';
 
 export interface ListQuery {
   page: number;
   limit: number;
   tag: string | undefined;
+  /** Only this author's posts (an account id, lowercase). */
+  author: string | undefined;
+  sort: PostSort;
 }
 
 /** A positive integer as written in a query string, else undefined. */
@@ -17,12 +20,26 @@ function positiveInteger(raw: unknown, max: number): number | undefined {
   return n >= 1 && n <= max ? n : undefined;
 }
 
-/** page and limit fall back to their defaults; limit is capped at 50; a bad tag is ignored. */
+/** A string that matches `pattern` (in any case), lowercased; else undefined, so it is ignored. */
+function matching(raw: unknown, pattern: RegExp): string | undefined {
+  return typeof raw === 'string' && pattern.test(raw) ? raw.toLowerCase() : undefined;
+}
+
+/**
+ * page and limit fall back to their defaults; limit is capped at 50; a bad tag is ignored, and so,
+ * in the same way, are a bad author and a bad sort (the contract's newest first stays).
+ */
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const page = positiveInteger(query.page, POST_LIMITS.pageMax) ?? POST_LIMITS.pageDefault;
   const asked = positiveInteger(query.limit, Number.MAX_SAFE_INTEGER) ?? POST_LIMITS.limitDefault;
-  const tag = typeof query.tag === 'string' && TAG.test(query.tag) ? query.tag.toLowerCase() : undefined;
-  return { page, limit: Math.min(asked, POST_LIMITS.limitMax), tag };
+  const sort = matching(query.sort, SORTS) as PostSort | undefined;
+  return {
+    page,
+    limit: Math.min(asked, POST_LIMITS.limitMax),
+    tag: matching(query.tag, TAG),
+    author: matching(query.author, AUTHOR_ID),
+    sort: sort ?? 'newest',
+  };
 }
 
 export interface NewPost {

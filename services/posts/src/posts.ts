@@ -73,9 +73,13 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
       });
 
   return {
-    /** Published posts, newest first, of the tag when given. `client` is whose turn a lookup takes. */
-    async listPublished({ page, limit, tag }: ListQuery, client: string): Promise<PostPage> {
-      const { posts: list, total } = await listing.page({ offset: (page - 1) * limit, limit, tag }, client);
+    /**
+     * Published posts in the order asked (newest first by default), of the tag and of the author
+     * when given. `client` is whose turn a lookup takes.
+     */
+    async listPublished({ page, limit, tag, author, sort }: ListQuery, client: string): Promise<PostPage> {
+      const offset = (page - 1) * limit;
+      const { posts: list, total } = await listing.page({ offset, limit, tag, authorId: author, sort }, client);
       return { posts: list, total, page, pages: Math.ceil(total / limit) };
     },
 
