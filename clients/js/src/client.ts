@@ -7,7 +7,7 @@
  */
 import createFetchClient, { type Middleware } from 'openapi-fetch';
 import { apiErrorOf, ContentClientError, NetworkError, SessionExpiredError } from './errors.js';
-import type { components, paths } from './schema.js';
+import type { components, operations, paths } from './schema.js';
 import { memoryStore, type Session, type SessionStore } from './session.js';
 import {
   type SubscribeOptions,
@@ -32,6 +32,18 @@ export type NoteChanges = Schemas['UpdateNote'];
 export type DownloadLink = Schemas['DownloadLink'];
 export type SessionInfo = Schemas['Session'];
 export type Account = Schemas['Me'];
+/** What the public list takes: a page, a tag, an author's id, an order. */
+type ListPostsQuery = NonNullable<operations['listPosts']['parameters']['query']>;
+/** The orders of the public list: `newest` (the default), `oldest`, `title` (case-folded, A to Z). */
+export type PostSort = NonNullable<ListPostsQuery['sort']>;
+export interface ListPostsOptions {
+  page?: number;
+  limit?: number;
+  tag?: string;
+  /** Only this account's published posts (a post's `authorId`). */
+  author?: string;
+  sort?: PostSort;
+}
 
 export interface ClientOptions {
   /** Where the gateway is: `https://api.example.com`, or '' for the page's own origin. */
@@ -344,7 +356,8 @@ export function createContentClient(options: ClientOptions = {}) {
     },
 
     posts: {
-      list: (query: { page?: number; limit?: number; tag?: string } = {}) =>
+      /** Published posts, a page at a time: of a tag, of an author, or both, newest first unless `sort` says otherwise. */
+      list: (query: ListPostsOptions = {}) =>
         run(() =>
           raw.GET('/api/posts', {
             params: {
@@ -352,7 +365,9 @@ export function createContentClient(options: ClientOptions = {}) {
                 ...(query.page ? { page: String(query.page) } : {}),
                 ...(query.limit ? { limit: String(query.limit) } : {}),
                 ...(query.tag ? { tag: query.tag } : {}),
-              },
+                ...(query.author ? { author: query.author } : {}),
+                ...(query.sort ? { sort: query.sort } : {}),
+              } satisfies ListPostsQuery,
             },
           }),
         ),

@@ -4,6 +4,7 @@ export {
   type ContentClient,
   createContentClient,
   type DownloadLink,
+  type ListPostsOptions,
   type NewNote,
   type NewPost,
   type Note,
@@ -13,6 +14,7 @@ export {
   type PostChanges,
   type PostPage,
   type PostPatch,
+  type PostSort,
   type SessionInfo,
 } from './client.js';
 export {

@@ -247,8 +247,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List published posts, newest first
-         * @description Paginated (`page`, `limit`), optionally by tag.
+         * List published posts, newest first unless sorted otherwise
+         * @description Paginated (`page`, `limit`), optionally by tag, by author, or both, and in another order (`sort`). Every filter and order is as fresh as the list: a publish or an unpublish, once answered, is in the next list read anywhere.
          */
         get: operations["listPosts"];
         put?: never;
@@ -1607,6 +1607,10 @@ export interface operations {
                 limit?: string;
                 /** @description Applied only when it matches ^[A-Za-z0-9-]{1,40}$; lowercased. */
                 tag?: string;
+                /** @description Only this account’s posts (a post’s `authorId`). Applied only when it matches ^[0-9a-fA-F]{24}$; lowercased; otherwise ignored, as a bad tag is. */
+                author?: string;
+                /** @description `newest` (the default: by createdAt, newest first), `oldest` (its reverse), or `title` (case-folded, A to Z; equal titles newest first, then by id). Any case; anything else is ignored and the list is newest first. */
+                sort?: "newest" | "oldest" | "title";
             };
             header?: {
                 /** @description An ETag from an earlier answer. */

@@ -52,6 +52,24 @@ const shape = (error: unknown) => {
 };
 
 describe('sessions and typed calls', () => {
+  it('when posts are listed with an author and a sort, then only that author’s published posts come back, in that order', async () => {
+    const client = await signedIn('author');
+    const posts = [];
+    for (const title of ['banana', 'Apple', 'cherry']) {
+      const post = await client.posts.create({ title, body: 'Written through the client.' });
+      posts.push(await client.posts.update(post._id, { status: 'published' }));
+    }
+    await client.posts.create({ title: 'a draft', body: 'Never listed for anyone.' });
+    const author = posts[0]?.authorId as string;
+
+    const byTitle = await client.posts.list({ author, sort: 'title' });
+    const oldest = await client.posts.list({ author, sort: 'oldest', limit: 2, page: 2 });
+
+    expect(byTitle.posts.map((p) => p.title)).toEqual(['Apple', 'banana', 'cherry']);
+    expect(byTitle.total).toBe(3);
+    expect(oldest.posts.map((p) => p.title)).toEqual(['cherry']);
+  });
+
   it('register keeps the session, every protected call sends it, and logout forgets it', async () => {
     const store = memoryStore();
     const client = createContentClient({ baseUrl: base, store });

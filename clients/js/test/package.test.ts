@@ -134,6 +134,8 @@ void client.notes.get(42);
 const changes = { title: 'Renamed', tags: ['news'] };
 // @ts-expect-error: the contract's PUT ignores tags, so update takes none, even from a variable (patch does)
 void client.posts.update('0123456789abcdef01234567', changes);
+// @ts-expect-error: the list's order is newest, oldest or title
+void client.posts.list({ sort: 'random' });
 `,
     );
     // The control: an expectation of an error on a right call must itself fail to compile.
@@ -156,7 +158,7 @@ void client.posts.create({ title: 'Fine', body: 'A body that is long enough.' })
     expect({ status: readmeRun.status, stderr: readmeRun.stderr, stdout: readmeRun.stdout }).toEqual({
       status: 0,
       stderr: '',
-      stdout: "[ 'Hello' ] 1\n",
+      stdout: "[ 'Hello' ] 1 [ 'Hello' ]\n",
     });
 
     const run = spawnSync(process.execPath, [join(app, 'dist', 'main.js'), system.gatewayUrl], { encoding: 'utf8' });

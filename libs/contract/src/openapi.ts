@@ -4,7 +4,7 @@
  * at /openapi.json; the test suites check every response they receive against it.
  */
 import { messages } from '@cs/errors';
-import { LIMITS, TAG_PATTERN } from './limits';
+import { LIMITS, OBJECT_ID_PATTERN, TAG_PATTERN } from './limits';
 import { ROUTE_ALIASES } from './route-aliases';
 import * as s from './schemas';
 
@@ -195,7 +195,8 @@ interface OperationSpec {
   body?: Schema;
   /** The body that succeeds at this operation's step of TRY_IT, placeholders filled in. */
   example?: unknown;
-  query?: { name: string; description: string; required?: boolean; example?: string }[];
+  /** Query parameters: strings, unless `schema` says more (an enum, for a typed client). */
+  query?: { name: string; description: string; required?: boolean; example?: string; schema?: Schema }[];
   pathId?: PathId;
   /** A multipart upload's id in the path: anything that is not one of the caller's is 404. */
   uploadId?: boolean;
@@ -329,7 +330,7 @@ function operation({
       in: 'query',
       required: q.required ?? false,
       description: q.description,
-      schema: { type: 'string' },
+      schema: q.schema ?? { type: 'string' },
       ...(q.example === undefined ? {} : { example: q.example }),
     })),
   ];
@@ -582,8 +583,9 @@ export const openApiDocument = {
     '/api/posts': {
       get: operation({
         id: 'listPosts',
-        summary: 'List published posts, newest first',
-        description: 'Paginated (`page`, `limit`), optionally by tag.',
+        summary: 'List published posts, newest first unless sorted otherwise',
+        description:
+          'Paginated (`page`, `limit`), optionally by tag, by author, or both, and in another order (`sort`). Every filter and order is as fresh as the list: a publish or an unpublish, once answered, is in the next list read anywhere.',
         tag: 'posts',
         auth: 'optional',
         query: [
@@ -593,6 +595,16 @@ export const openApiDocument = {
             description: `Positive integer, default ${LIMITS.postsPageDefault}, capped at ${LIMITS.postsPageMax}; anything else falls back to ${LIMITS.postsPageDefault}.`,
           },
           { name: 'tag', description: `Applied only when it matches ${TAG_PATTERN}; lowercased.` },
+          {
+            name: 'author',
+            description: `Only this account’s posts (a post’s \`authorId\`). Applied only when it matches ${OBJECT_ID_PATTERN}; lowercased; otherwise ignored, as a bad tag is.`,
+          },
+          {
+            name: 'sort',
+            description:
+              '`newest` (the default: by createdAt, newest first), `oldest` (its reverse), or `title` (case-folded, A to Z; equal titles newest first, then by id). Any case; anything else is ignored and the list is newest first.',
+            schema: { type: 'string', enum: s.POST_SORTS },
+          },
         ],
         ok: { status: 200, description: 'One page.', schema: ref('PostPage') },
         cached: true,
