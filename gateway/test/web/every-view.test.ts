@@ -22,6 +22,8 @@ const WIDTHS = [
 let web: BrowserSuite;
 /** A published post of the suite's, for the screen of one post. */
 let postId: string;
+/** Its author (with no display name), for the screen of an author's posts. */
+let authorId: string;
 const postTitle = 'Walking the coast path';
 
 async function api(path: string, body: unknown, token?: string): Promise<Record<string, unknown>> {
@@ -42,6 +44,7 @@ beforeAll(async () => {
   })) as { token: string };
   const post = await api('/api/posts', { title: postTitle, body: 'Three days, and every one of them windy.' }, token);
   postId = post._id as string;
+  authorId = post.authorId as string;
   const res = await fetch(`${web.origin}/api/posts/${postId}`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -92,6 +95,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
 const PUBLIC = [
   { hash: '#/', heading: 'Posts' },
   { hash: () => `#/posts/${postId}`, heading: postTitle },
+  { hash: () => `#/authors/${authorId}`, heading: 'Posts by anonymous' },
   { hash: '#/login', heading: 'Log in' },
   { hash: '#/register', heading: 'Create an account' },
   { hash: '#/forgot-password', heading: 'Forgot password' },

@@ -10,6 +10,7 @@ import {
   type Page,
   type Post,
   type PostPage,
+  type PostSort,
   SessionExpiredError,
   type SessionInfo,
   StorageError,
@@ -19,7 +20,7 @@ import {
 } from '@content-service/client';
 import { sessionStore } from './session';
 
-export type { Note, Page, Post, PostPage, SessionInfo };
+export type { Note, Page, Post, PostPage, PostSort, SessionInfo };
 
 export interface FieldError {
   field: string;
@@ -110,6 +111,8 @@ export const api = {
   setDisplayName: (displayName: string | null) => call(() => client.account.setDisplayName(displayName)),
   /** Who wrote these posts: their display names by author id, in one request. */
   authorNames: (posts: readonly Post[]) => call(() => client.users.names(posts.map((post) => post.authorId))),
+  /** One account's display name: null when it has none, undefined when there is no such account. */
+  authorName: (authorId: string) => call(() => client.users.names([authorId]).then((names) => names.get(authorId))),
   login: (email: string, password: string) => call(() => client.login(email, password)),
   /** The session this browser already has (a reload, another tab), from its cookie; undefined when none. */
   resume: () => call(() => client.resume()),
@@ -122,8 +125,17 @@ export const api = {
   confirmPasswordReset: (token: string, newPassword: string) =>
     call(() => client.account.confirmPasswordReset(token, newPassword)),
 
-  listPosts: (query: { page?: number; tag?: string | undefined }) =>
-    call(() => client.posts.list({ page: query.page ?? 1, limit: 10, ...(query.tag ? { tag: query.tag } : {}) })),
+  /** Ten published posts a page: of a tag, of an author, or both; newest first unless `sort` says otherwise. */
+  listPosts: (query: { page?: number; tag?: string | undefined; author?: string | undefined; sort?: PostSort }) =>
+    call(() =>
+      client.posts.list({
+        page: query.page ?? 1,
+        limit: 10,
+        ...(query.tag ? { tag: query.tag } : {}),
+        ...(query.author ? { author: query.author } : {}),
+        ...(query.sort && query.sort !== 'newest' ? { sort: query.sort } : {}),
+      }),
+    ),
   getPost: (postId: string) => call(() => client.posts.get(postId)),
   /** Every post of the caller: the server pages them by 100, and this follows the pages. */
   myPosts: () =>

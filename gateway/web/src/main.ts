@@ -1,7 +1,7 @@
 /**
- * The web client: a hash router over its screens. Public: the posts and one post, log in,
- * register, forgot password and set a new password (from the e-mail's link). Signed in: my posts,
- * notes. It talks only to the gateway, on the page's own origin.
+ * The web client: a hash router over its screens. Public: the posts, one author's posts and one
+ * post, log in, register, forgot password and set a new password (from the e-mail's link). Signed
+ * in: my posts, notes. It talks only to the gateway, on the page's own origin.
  */
 import './style.css';
 import { api, onSessionExpired } from './api';
@@ -12,7 +12,7 @@ import { authView, type Notice } from './views/auth';
 import { myPostsView } from './views/my-posts';
 import { notesView } from './views/notes';
 import { forgotPasswordView, setPasswordView } from './views/password-reset';
-import { postListView, postView } from './views/posts';
+import { authorView, postListView, postView } from './views/posts';
 import { sessionsView } from './views/sessions';
 
 const view = document.getElementById('view') as HTMLElement;
@@ -65,6 +65,8 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
   const signedIn = currentSession() !== undefined;
   const post = /^\/posts\/([^/]+)$/.exec(path);
   if (post?.[1]) return postView(decodeURIComponent(post[1]));
+  const author = /^\/authors\/([^/]+)$/.exec(path);
+  if (author?.[1]) return authorView(decodeURIComponent(author[1]), query, go);
   switch (path) {
     case '/':
     case '':

@@ -1,6 +1,9 @@
-/** Published posts: a list with a tag filter and pages, and one post on its own. */
-import { api, type Post } from '../api';
-import { alertBox, formatDate, h, replaceChildren } from '../dom';
+/**
+ * Published posts: a list with a tag filter, an order and pages; one author's posts, the same way;
+ * and one post on its own, its byline a link to its author's posts.
+ */
+import { api, type Post, type PostSort } from '../api';
+import { alertBox, type Child, formatDate, h, replaceChildren } from '../dom';
 import { input } from '../forms';
 import { onLive } from '../live';
 
@@ -23,26 +26,95 @@ function excerpt(body: string, length = 180): string {
   return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
 }
 
+/** The orders a list can be read in, as the API names them, and as a person reads them. */
+const SORTS: readonly { value: PostSort; label: string }[] = [
+  { value: 'newest', label: 'Newest first' },
+  { value: 'oldest', label: 'Oldest first' },
+  { value: 'title', label: 'Title (A to Z)' },
+];
+
+function sortOf(raw: string | null): PostSort {
+  return SORTS.find((sort) => sort.value === raw)?.value ?? 'newest';
+}
+
+/** An account id as the API writes it; anything else names no author. */
+const AUTHOR_ID = /^[0-9a-f]{24}$/i;
+
+/** The published posts: all of them at `#/`, or one author's at `#/authors/<id>`. */
+interface ListScreen {
+  /** The screen's own address, without its query. */
+  base: string;
+  author?: { id: string; heading: HTMLElement };
+}
+
 export function postListView(query: URLSearchParams, go: (hash: string) => void): HTMLElement {
   const tag = (query.get('tag') ?? '').trim().toLowerCase();
+  const heading = h('h1', null, tag ? `Posts tagged #${tag}` : 'Posts');
+  return h('section', null, heading, ...listOfPosts(query, go, { base: '#/' }));
+}
+
+/**
+ * One author's published posts, reached from the byline of a post: the same list, pages and order
+ * as the home list, of that author alone.
+ */
+export function authorView(authorId: string, query: URLSearchParams, go: (hash: string) => void): HTMLElement {
+  if (!AUTHOR_ID.test(authorId)) {
+    return h(
+      'section',
+      { class: 'card narrow' },
+      h('h1', null, 'Author not found'),
+      h('a', { href: '#/' }, 'Go to the posts'),
+    );
+  }
+  const id = authorId.toLowerCase();
+  const tag = (query.get('tag') ?? '').trim().toLowerCase();
+  const tagged = tag ? ` tagged #${tag}` : '';
+  const heading = h('h1', null, `Posts by this author${tagged}`);
+  void api.authorName(id).then(
+    (name) => {
+      heading.textContent = `Posts by ${name ?? 'anonymous'}${tagged}`;
+    },
+    () => undefined, // the heading stays as it is: the list says the rest
+  );
+  return h(
+    'section',
+    null,
+    h('p', null, h('a', { href: '#/' }, '← All posts')),
+    heading,
+    ...listOfPosts(query, go, { base: `#/authors/${id}`, author: { id, heading } }),
+  );
+}
+
+/** The filter, the alert and the results of a list of published posts, with its pages. */
+function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen: ListScreen): HTMLElement[] {
+  const tag = (query.get('tag') ?? '').trim().toLowerCase();
+  const sort = sortOf(query.get('sort'));
   const page = Math.max(1, Number.parseInt(query.get('page') ?? '1', 10) || 1);
+  const author = screen.author?.id;
   const alert = alertBox();
   const results = h('div', { class: 'results', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
   const tagInput = input('tag', { value: tag, placeholder: 'e.g. travel' });
-  const hash = (next: { tag?: string; page?: number }) => {
+  const sortChoice = h(
+    'select',
+    { name: 'sort' },
+    ...SORTS.map((option) => h('option', { value: option.value, selected: option.value === sort }, option.label)),
+  );
+  const hash = (next: { tag?: string; sort?: PostSort; page?: number }) => {
     const params = new URLSearchParams();
     if (next.tag) params.set('tag', next.tag);
+    if (next.sort && next.sort !== 'newest') params.set('sort', next.sort);
     if (next.page && next.page > 1) params.set('page', String(next.page));
     const text = params.toString();
-    return text ? `#/?${text}` : '#/';
+    return text ? `${screen.base}?${text}` : screen.base;
   };
 
   const filter = h(
     'form',
     { class: 'filter', role: 'search' },
     h('label', null, 'Filter by tag ', tagInput),
+    h('label', null, 'Order ', sortChoice),
     h('button', { type: 'submit' }, 'Filter'),
-    tag ? h('a', { href: '#/', class: 'button-link' }, 'Clear filter') : null,
+    tag ? h('a', { href: hash({ sort }), class: 'button-link' }, 'Clear filter') : null,
   );
   filter.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -51,11 +123,13 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
       alert.show('A tag is 1 to 40 letters, digits or hyphens.');
       return;
     }
-    go(hash({ tag: value }));
+    go(hash({ tag: value, sort: sortOf(sortChoice.value) }));
   });
 
+  // Newer and older say where a page is only in the order by date, newest first.
+  const [back, forward] = sort === 'newest' ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
   const load = () =>
-    api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined }).then(
+    api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined, author, sort }).then(
       async (found) => {
         if (found.posts.length === 0 && found.total > 0) {
           // Past the last page (an old link, or a page typed in): say so, and offer the last one.
@@ -65,23 +139,17 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
               'p',
               { class: 'empty' },
               `There is no page ${page}; the last page is ${found.pages}. `,
-              h('a', { href: hash({ tag, page: found.pages }) }, `Go to page ${found.pages}`),
+              h('a', { href: hash({ tag, sort, page: found.pages }) }, `Go to page ${found.pages}`),
             ),
           );
           return;
         }
         if (found.posts.length === 0) {
-          replaceChildren(
-            results,
-            h(
-              'p',
-              { class: 'empty' },
-              tag ? `No published posts are tagged #${tag} yet.` : 'No posts have been published yet.',
-            ),
-          );
+          replaceChildren(results, h('p', { class: 'empty' }, emptyList(tag, author !== undefined)));
           return;
         }
-        const names = await api.authorNames(found.posts).catch(() => undefined);
+        // An author's page names its author once, in its heading: its cards need no byline.
+        const names = author ? undefined : await api.authorNames(found.posts).catch(() => undefined);
         replaceChildren(
           results,
           h('ul', { class: 'cards' }, ...found.posts.map((post) => postCard(post, names))),
@@ -90,8 +158,8 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
             { class: 'pager', 'aria-label': 'Pages' },
             h(
               'a',
-              { class: 'button-link', href: hash({ tag, page: page - 1 }), hidden: page <= 1, rel: 'prev' },
-              '← Newer',
+              { class: 'button-link', href: hash({ tag, sort, page: page - 1 }), hidden: page <= 1, rel: 'prev' },
+              back,
             ),
             h(
               'span',
@@ -100,8 +168,13 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
             ),
             h(
               'a',
-              { class: 'button-link', href: hash({ tag, page: page + 1 }), hidden: page >= found.pages, rel: 'next' },
-              'Older →',
+              {
+                class: 'button-link',
+                href: hash({ tag, sort, page: page + 1 }),
+                hidden: page >= found.pages,
+                rel: 'next',
+              },
+              forward,
             ),
           ),
         );
@@ -119,18 +192,32 @@ export function postListView(query: URLSearchParams, go: (hash: string) => void)
   const stop = onLive((event) => {
     if (!results.isConnected) return stop();
     if (event.topic === 'notes') return;
-    if (event.topic === 'posts' && event.kind === 'upsert' && tag && !event.post.tags.includes(tag)) return;
+    if (event.topic === 'posts' && event.kind === 'upsert') {
+      if (tag && !event.post.tags.includes(tag)) return;
+      if (author && event.post.authorId !== author) return;
+    }
     clearTimeout(reload);
     reload = setTimeout(() => void load(), RELOAD_AFTER_MS);
   });
 
-  return h('section', null, h('h1', null, tag ? `Posts tagged #${tag}` : 'Posts'), filter, alert, results);
+  return [filter, alert, results];
 }
 
-/** "by Ada" or "by anonymous"; nothing when the names could not be read. */
-function byline(post: Post, names: Map<string, string | null> | undefined): string {
-  if (!names) return '';
-  return ` · by ${names.get(post.authorId) ?? 'anonymous'}`;
+function emptyList(tag: string, ofAuthor: boolean): string {
+  if (ofAuthor) {
+    return tag ? `This author has no published posts tagged #${tag}.` : 'This author has no published posts yet.';
+  }
+  return tag ? `No published posts are tagged #${tag} yet.` : 'No posts have been published yet.';
+}
+
+/**
+ * "by Ada" or "by anonymous", the name a link to the author's posts; nothing when the names could
+ * not be read, or, with `orLink`, a link to them all the same.
+ */
+function byline(post: Post, names: Map<string, string | null> | undefined, orLink = false): Child[] {
+  const href = `#/authors/${post.authorId}`;
+  if (!names) return orLink ? [' · ', h('a', { href, class: 'author' }, 'More by this author')] : [];
+  return [' · by ', h('a', { href, class: 'author' }, names.get(post.authorId) ?? 'anonymous')];
 }
 
 function postCard(post: Post, names: Map<string, string | null> | undefined): HTMLElement {
@@ -138,7 +225,7 @@ function postCard(post: Post, names: Map<string, string | null> | undefined): HT
     'li',
     { class: 'card post-card' },
     h('h2', { class: 'post-title' }, h('a', { href: `#/posts/${post._id}` }, post.title)),
-    h('p', { class: 'meta' }, formatDate(post.publishedAt ?? post.createdAt), byline(post, names)),
+    h('p', { class: 'meta' }, formatDate(post.publishedAt ?? post.createdAt), ...byline(post, names)),
     h('p', null, excerpt(post.body)),
     tagList(post.tags),
   );
@@ -158,7 +245,7 @@ export function postView(id: string): HTMLElement {
           { class: 'meta' },
           post.status === 'draft' ? h('span', { class: 'badge draft' }, 'Draft') : null,
           formatDate(post.publishedAt ?? post.createdAt),
-          byline(post, names),
+          ...byline(post, names, true),
         ),
         h('div', { class: 'body' }, ...post.body.split(/\n{2,}/).map((paragraph) => h('p', null, paragraph))),
         tagList(post.tags),
