@@ -28,9 +28,10 @@ fi
 echo "setup: building (tsc -b)" >&2
 node_modules/.bin/tsc -b
 
-# The web client, when its sources (or the client library it bundles, or the lockfile) changed
+# The web client, when its sources (or the client library it bundles, the contract's limits it
+# checks tags with, or the lockfile) changed
 # since the last build: most starts change nothing, and vite takes seconds.
-web_source="$(find gateway/web clients/js/src -type f -not -path '*/node_modules/*' -print0 | sort -z \
+web_source="$(find gateway/web clients/js/src libs/contract/src/limits.ts -type f -not -path '*/node_modules/*' -print0 | sort -z \
   | xargs -0 sha256sum | cat - package-lock.json | sha256sum | cut -c1-16)"
 if [ "$(cat gateway/dist/public/.source 2>/dev/null)" != "$web_source" ]; then
   echo "setup: building the web client (vite)" >&2

@@ -212,6 +212,43 @@ describe('forms, as a keyboard and screen-reader user meets them', () => {
     await saved.waitFor({ state: 'hidden' });
   });
 
+  it('when a draft is saved and then published, then "Draft saved" is gone', async () => {
+    await page.getByLabel('Title').fill('Soon public');
+    await page.getByLabel('Text').fill('Enough words to be a post.');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const saved = page.getByText('Draft saved. Publish it when it is ready.');
+    await saved.waitFor();
+
+    const item = page.locator('li[data-post-id]', { hasText: 'Soon public' });
+    await item.getByRole('button', { name: 'Publish' }).click();
+    await item.locator('.badge', { hasText: 'Published' }).waitFor();
+
+    await expect(saved.count()).resolves.toBe(0);
+  });
+
+  it('when a tag breaks the contract’s rule, then the form says so at the Tags field before any request', async () => {
+    const posted: string[] = [];
+    const record = (request: { method(): string; url(): string }) => {
+      if (request.method() !== 'GET' && new URL(request.url()).pathname.startsWith('/api/posts'))
+        posted.push(request.url());
+    };
+    page.on('request', record);
+    await page.getByLabel('Title').fill('Tagged badly');
+    await page.getByLabel('Text').fill('Enough words to be a post.');
+    const tags = page.getByRole('textbox', { name: 'Tags' });
+    await tags.fill('travel, café');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+
+    const error = page.locator('.field-error[data-field="tags"]:not([hidden])');
+    await error.waitFor();
+    await expect(error.textContent()).resolves.toBe(
+      '“café” cannot be a tag: only letters a to z, digits and hyphens, up to 40.',
+    );
+    await expect(tags.getAttribute('aria-invalid')).resolves.toBe('true');
+    page.off('request', record);
+    expect(posted).toEqual([]);
+  });
+
   it('when the title and the tags are edited, then the save is one PATCH of both; after saving, the focus is on the post; after a delete, on the list', async () => {
     const id = await page.locator('li[data-post-id]', { hasText: 'First draft' }).getAttribute('data-post-id');
     const item = page.locator(`li[data-post-id="${id}"]`);

@@ -1,5 +1,6 @@
 /** The signed-in person's posts: write a draft, edit it, publish, unpublish, delete. */
-import { api, type Post } from '../api';
+import { LIMITS, TAG_PATTERN } from '@cs/contract/src/limits';
+import { ApiError, api, type Post } from '../api';
 import { alertBox, focusOn, formatDate, h, replaceChildren } from '../dom';
 import {
   act,
@@ -26,6 +27,26 @@ function parseTags(text: string): string[] {
   ];
 }
 
+const TAG = new RegExp(TAG_PATTERN);
+
+/**
+ * The tags of `text` as a save would send them; throws, before any request, what the API would
+ * answer when one breaks the contract's rule (ASCII letters, digits and hyphens) or there are too
+ * many, so that the person hears it before saving, not after.
+ */
+function tagsToSave(text: string): string[] {
+  const tags = parseTags(text);
+  const wrong = tags.filter((tag) => !TAG.test(tag));
+  if (wrong.length === 0 && tags.length <= LIMITS.postTagsMax) return tags;
+  const why =
+    wrong.length > 0
+      ? `${wrong.map((tag) => `“${tag}”`).join(', ')} cannot be a tag: only letters a to z, digits and hyphens, up to ${LIMITS.tagMax}`
+      : `at most ${LIMITS.postTagsMax} tags`;
+  throw new ApiError('Please check the tags.', 400, [
+    { field: 'tags', message: `${why[0]?.toUpperCase()}${why.slice(1)}.` },
+  ]);
+}
+
 export function myPostsView(): HTMLElement {
   const alert = alertBox();
   const heading = h('h2', null, 'Your posts');
@@ -37,7 +58,7 @@ export function myPostsView(): HTMLElement {
       if (posts.length === 0) {
         replaceChildren(list, h('li', { class: 'empty' }, 'You have not written a post yet.'));
       } else {
-        replaceChildren(list, ...posts.map((post) => postItem(post, refresh, alert, heading)));
+        replaceChildren(list, ...posts.map((post) => postItem(post, refresh, alert, heading, createAlert)));
       }
     } catch (error) {
       alert.show((error as Error).message);
@@ -63,7 +84,7 @@ export function myPostsView(): HTMLElement {
     event.preventDefault();
     void busy(form, async () => {
       try {
-        await api.createPost({ title: title.value, body: body.value, tags: parseTags(tags.value) });
+        await api.createPost({ title: title.value, body: body.value, tags: tagsToSave(tags.value) });
         form.reset();
         clearFieldErrors(form);
         createAlert.show('Draft saved. Publish it when it is ready.', 'ok');
@@ -134,12 +155,15 @@ function postItem(
   refresh: () => Promise<void>,
   alert: { show(message: string): void },
   listHeading: HTMLElement,
+  /** The new post form's message ("Draft saved"): done with once a post is acted on. */
+  createAlert: { clear(): void },
 ): HTMLElement {
   const item = h('li', { class: 'card', 'data-post-id': post._id });
   const published = post.status === 'published';
 
   const run = (work: () => Promise<unknown>) =>
     act(item, alert, async () => {
+      createAlert.clear();
       await work();
       await refresh();
     });
@@ -189,6 +213,7 @@ function postItem(
     );
 
   function edit() {
+    createAlert.clear();
     const editAlert = alertBox();
     const title = input('title', { value: post.title, maxLength: 200 });
     const body = textarea('body', { value: post.body, rows: 6 });
@@ -207,7 +232,7 @@ function postItem(
       void busy(form, async () => {
         try {
           // One request: the text and the tags are saved together, or neither is.
-          const nextTags = parseTags(tags.value);
+          const nextTags = tagsToSave(tags.value);
           await api.patchPost(post._id, {
             title: title.value,
             body: body.value,
