@@ -2,11 +2,12 @@
  * Files straight to storage; the bytes never pass through the API.
  * - Up to `multipartFrom` bytes: one signed PUT with exactly the headers the API returned.
  * - Larger: a multipart upload. Parts go up several at a time through links signed with their
- *   length, a failed part is sent again after a backoff, and the upload can be paused (the parts
- *   in flight finish; no other starts) and resumed. Its id is remembered (in localStorage when
- *   there is one) under the person, the file's name, size and date, so the same file started
- *   again, after a reload say, sends only the missing parts; `unfinished()` lists what is
- *   remembered, so that a page can offer to resume it.
+ *   length, and a failed part is sent again after a backoff. Its id is remembered (in
+ *   localStorage when there is one) under the person, the file's name, size and date, so the same
+ *   file started again, after a reload say, sends only the missing parts; `unfinished()` lists
+ *   what is remembered, so that a page can offer to resume it.
+ * Either can be paused: what is in flight is aborted, so that nothing goes out while paused, and
+ * sent again on resume (a part whole, the one PUT from its first byte).
  * Browsers report upload progress only through XMLHttpRequest, so it is used where it exists;
  * elsewhere (Node) fetch sends each part, and progress counts whole parts.
  */
@@ -34,7 +35,10 @@ export interface UploadOptions {
 /** An upload under way: its key when `done`, and pause/resume while it runs. */
 export interface UploadTask {
   done: Promise<string>;
-  /** No part starts until `resume`; the parts in flight finish and are kept. */
+  /**
+   * Nothing is sent until `resume`: the PUTs in flight are aborted. Resume sends a file in parts'
+   * missing parts, and a file in one PUT again from its first byte.
+   */
   pause(): void;
   resume(): void;
   readonly paused: boolean;
@@ -65,16 +69,21 @@ export const MULTIPART_FROM = 16 * MIB;
 const PART_TRIES = 5;
 const SIGN_BATCH = 8;
 
-/** Pause and resume between parts; stop, which aborts the parts in flight too. */
+/** Pause and resume, and stop; both abort the PUTs in flight. */
 class Control {
   paused = false;
   stopped = false;
+  /** How many pauses there were: a PUT that ends with another count was aborted by one. */
+  pauses = 0;
   private waiters: (() => void)[] = [];
   private inFlight = new Set<() => void>();
 
-  /** The parts in flight go on: what they send is kept. */
+  /** Bytes would go on going out while the page says paused: the PUTs in flight are aborted. */
   pause(): void {
+    if (this.paused || this.stopped) return;
     this.paused = true;
+    this.pauses++;
+    for (const abort of this.inFlight) abort();
   }
 
   resume(): void {
@@ -187,13 +196,34 @@ export function uploader(api: UploadApi) {
     report: Progress,
     control: Control,
   ) {
-    const link = await api.link({ ...meta, size: file.size });
-    const status = await put(link.url, file, link.headers, control, (loaded) => report(loaded));
-    if (control.stopped) throw new UploadAbortedError();
-    // 412: the link's one PUT already happened (its answer was lost); the claim checks the size.
-    if (!((status >= 200 && status < 300) || status === 412)) throw refused(status);
-    report(file.size);
-    return link.key;
+    /** The link, while it serves: until a minute before it expires, and not after a pause. */
+    let link: (Schemas['UploadLink'] & { until: number }) | undefined;
+    for (;;) {
+      await control.whileRunning();
+      if (control.stopped) throw new UploadAbortedError();
+      if (!link || link.until < Date.now()) {
+        const issued = await api.link({ ...meta, size: file.size });
+        link = { ...issued, until: Date.now() + (issued.expiresIn - 60) * 1000 };
+      }
+      // Paused while the link was issued: nothing is sent until resume.
+      if (control.paused || control.stopped) continue;
+      const pauses = control.pauses;
+      const status = await put(link.url, file, link.headers, control, (loaded) => report(loaded));
+      if (control.stopped) throw new UploadAbortedError();
+      // 412: the link's one PUT already happened (its answer was lost); the claim checks the size.
+      const stored = (status >= 200 && status < 300) || status === 412;
+      if (!stored && control.pauses !== pauses) {
+        // Paused: on resume the file goes again from its first byte, through a new link. Storage
+        // may keep what a cut-off PUT sent (the test server does), and the old link's second PUT
+        // would then get 412.
+        link = undefined;
+        report(0);
+        continue;
+      }
+      if (!stored) throw refused(status);
+      report(file.size);
+      return link.key;
+    }
   }
 
   async function inParts(
@@ -225,7 +255,10 @@ export function uploader(api: UploadApi) {
     const { uploadId, partSize, partCount } = upload;
     known.uploadId = uploadId;
     const lengthOf = (n: number) => Math.min(partSize, file.size - (n - 1) * partSize);
-    const stored = new Set((upload.parts ?? []).map((part) => part.partNumber));
+    // A part cut off (by a pause, a reload) may be held in part: it is sent again.
+    const stored = new Set(
+      (upload.parts ?? []).filter((part) => part.size === lengthOf(part.partNumber)).map((part) => part.partNumber),
+    );
     const queue = upload.completed
       ? []
       : Array.from({ length: partCount }, (_, i) => i + 1).filter((n) => !stored.has(n));
@@ -250,22 +283,29 @@ export function uploader(api: UploadApi) {
     async function send(n: number): Promise<void> {
       const start = (n - 1) * partSize;
       const body = file.slice(start, start + lengthOf(n));
-      for (let attempt = 1; ; attempt++) {
+      for (let failures = 0; ; ) {
         await control.whileRunning();
         if (control.stopped) return;
-        const status = await put(await linkFor(n), body, {}, control, (loaded) => {
+        const url = await linkFor(n);
+        // Paused while the link was signed: nothing is sent until resume.
+        if (control.paused) continue;
+        const pauses = control.pauses;
+        const status = await put(url, body, {}, control, (loaded) => {
           inFlight.set(n, loaded);
           progress();
         });
         inFlight.delete(n);
-        if (status >= 200 && status < 300) doneBytes += body.size;
-        // A part that failed takes its bytes back off the count.
+        const ok = status >= 200 && status < 300;
+        if (ok) doneBytes += body.size;
+        // A part that failed, or was aborted, takes its bytes back off the count.
         progress();
-        if ((status >= 200 && status < 300) || control.stopped) return;
+        if (ok || control.stopped) return;
+        // Aborted by a pause: sent again, whole, on resume; that is no failure.
+        if (control.pauses !== pauses) continue;
         // 403: most likely an expired link; sign it again.
         if (status === 403) links.delete(n);
-        if (attempt >= PART_TRIES) throw refused(status);
-        await sleep(Math.min(500 * 2 ** (attempt - 1), 8000));
+        if (++failures >= PART_TRIES) throw refused(status);
+        await sleep(Math.min(500 * 2 ** (failures - 1), 8000));
       }
     }
 
