@@ -24,7 +24,10 @@ export interface UploadOptions {
   signal?: AbortSignal;
   /** The media type; the file's own, or application/octet-stream. */
   contentType?: string;
-  /** The name whose extension the key gets; a File's own name otherwise. */
+  /**
+   * The name whose extension the key gets; a File's own name otherwise, and for a Blob without
+   * one, `file` with its type's extension (`file.png` for `image/png`).
+   */
   filename?: string;
   /** Files larger than this go up in parts (16 MiB by default). */
   multipartFrom?: number;
@@ -153,6 +156,27 @@ const refused = (status: number) =>
 
 // Its own sleep: this library runs in browsers, which have no `node:timers/promises`.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The extension of each media type the service accepts by default (its upload rules'
+ * `allowedTypes`): the key of a Blob without a name takes it, as a file's takes its name's.
+ */
+const EXTENSIONS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'application/pdf': 'pdf',
+  'text/plain': 'txt',
+  'application/json': 'json',
+  'application/zip': 'zip',
+};
+
+/** The name of a Blob that has none: `file.png` for an `image/png`, `file` for a type not above. */
+function nameless(contentType: string): string {
+  const extension = EXTENSIONS[contentType.split(';')[0]?.trim().toLowerCase() ?? ''];
+  return extension ? `file.${extension}` : 'file';
+}
 
 const MEMO = 'content-service.upload:';
 
@@ -355,9 +379,10 @@ export function uploader(api: UploadApi) {
 
     start(file: Blob, options: UploadOptions): UploadTask {
       const control = new Control();
+      const contentType = options.contentType ?? (file.type || 'application/octet-stream');
       const meta = {
-        contentType: options.contentType ?? (file.type || 'application/octet-stream'),
-        filename: options.filename ?? (file as Partial<File>).name ?? 'file',
+        contentType,
+        filename: options.filename ?? ((file as Partial<File>).name || nameless(contentType)),
       };
       let last = -1;
       const report: Progress = (sent) => {

@@ -92,6 +92,11 @@ beforeAll(async () => {
   wire = await startWire(storageSettings.endpoint);
   system = await startTestSystem({
     storage: { ...storageSettings, publicEndpoint: wire.url },
+    // The default types, and one the library knows no extension for.
+    env: {
+      UPLOAD_ALLOWED_TYPES:
+        'image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,application/json,application/zip,audio/ogg',
+    },
   });
 }, 60_000);
 
@@ -251,4 +256,22 @@ describe('pause: what is in flight is aborted, and nothing is sent until resume'
     await quiet();
     expect(wire.puts.length).toBe(from + 1);
   }, 60_000);
+});
+
+describe('a Blob without a name', () => {
+  it('when a PNG Blob has no name, then its key ends in .png, and its download is named file.png', async () => {
+    const client = await signedIn('nameless');
+    const key = await client.upload(new Blob([randomBytes(1024)], { type: 'image/png' }));
+    expect(key).toMatch(/^uploads\/[0-9a-f-]{36}\.png$/);
+    const note = await client.notes.create({ title: 'a picture', attachmentKey: key });
+    expect(note.attachment?.filename).toBe('file.png');
+  });
+
+  it('when a Blob of a type the library knows no extension for has no name, then it is `file`, with a .bin key', async () => {
+    const client = await signedIn('nameless-other');
+    const key = await client.upload(new Blob([randomBytes(1024)], { type: 'audio/ogg' }));
+    expect(key).toMatch(/^uploads\/[0-9a-f-]{36}\.bin$/);
+    const note = await client.notes.create({ title: 'a sound', attachmentKey: key });
+    expect(note.attachment?.filename).toBe('file');
+  });
 });
