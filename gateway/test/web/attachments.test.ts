@@ -2,12 +2,13 @@
  * A note's file in the web client, in a real headless Chromium against the real system: the file
  * chooser offers only what may be attached, a file that may not is explained beside its field in
  * words, an attached file shows its name, size and type and downloads under its name, and the
- * edit form can remove it.
+ * edit form can remove it. A note the API would refuse sends no file, and a save that failed sends
+ * the file's key again rather than the file.
  */
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
@@ -33,6 +34,18 @@ afterAll(async () => {
   await context?.close();
   await web?.stop();
 });
+
+/** The requests that send a file: a link asked of the API, and the PUT to storage. */
+function countUploads() {
+  const seen = { links: 0, puts: 0 };
+  const count = (request: Request) => {
+    const url = new URL(request.url());
+    if (request.method() === 'POST' && url.pathname === '/upload-url') seen.links++;
+    if (request.method() === 'PUT' && url.pathname.includes('/uploads/')) seen.puts++;
+  };
+  page.on('request', count);
+  return Object.assign(seen, { stop: () => page.off('request', count) });
+}
 
 describe("a note's file in the web client", () => {
   it('the chooser accepts only the allowed types, which the API publishes', async () => {
@@ -99,5 +112,51 @@ describe("a note's file in the web client", () => {
       (head) => head === undefined,
       { timeoutMs: 10_000 },
     );
+  });
+
+  it('when a note with a file has no title, then the title is explained beside its field and the file is not sent; with a title, it goes up once', async () => {
+    const uploads = countUploads();
+    const chooser = page.getByLabel('Attachment (optional)');
+    await page.getByLabel('Title').fill('');
+    await chooser.setInputFiles({ name: 'agenda.pdf', mimeType: 'application/pdf', buffer: randomBytes(4096) });
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Please correct the highlighted fields.').waitFor();
+    await page
+      .locator('.field-error[data-field="title"]:not([hidden])', {
+        hasText: 'Title is required and must be 1 to 200 characters',
+      })
+      .waitFor();
+    expect({ links: uploads.links, puts: uploads.puts }).toEqual({ links: 0, puts: 0 });
+
+    await page.getByLabel('Title').fill('Agenda');
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Note saved.').waitFor();
+    uploads.stop();
+    expect({ links: uploads.links, puts: uploads.puts }).toEqual({ links: 1, puts: 1 });
+    await expect(
+      page.locator('li[data-note-id]', { hasText: 'Agenda' }).locator('.attachment').textContent(),
+    ).resolves.toBe('File: agenda.pdf (4.0 KB, application/pdf)');
+  });
+
+  it('when the API refuses a note after its file went up, then saving it again sends the same key, not the file', async () => {
+    const uploads = countUploads();
+    await page.getByLabel('Title').fill('Long minutes');
+    // One character over the API's limit for a note's text, which the page does not know.
+    await page.getByLabel('Text').fill('x'.repeat(100_001));
+    await page
+      .getByLabel('Attachment (optional)')
+      .setInputFiles({ name: 'minutes.txt', mimeType: 'text/plain', buffer: randomBytes(3072) });
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.locator('.field-error[data-field="body"]:not([hidden])').waitFor();
+    expect({ links: uploads.links, puts: uploads.puts }).toEqual({ links: 1, puts: 1 });
+
+    await page.getByLabel('Text').fill('Short, this time.');
+    await page.getByRole('button', { name: 'Save note' }).click();
+    await page.getByText('Note saved.').waitFor();
+    uploads.stop();
+    expect({ links: uploads.links, puts: uploads.puts }).toEqual({ links: 1, puts: 1 });
+    await expect(
+      page.locator('li[data-note-id]', { hasText: 'Long minutes' }).locator('.attachment').textContent(),
+    ).resolves.toBe('File: minutes.txt (3.0 KB, text/plain)');
   });
 });

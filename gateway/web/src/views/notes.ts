@@ -4,7 +4,7 @@
  */
 
 import { MULTIPART_FROM, type UnfinishedUpload } from '@content-service/client';
-import { ApiError, api, type Note, type Page } from '../api';
+import { ApiError, api, type FieldError, type Note, type Page } from '../api';
 import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import {
   act,
@@ -21,6 +21,19 @@ import {
 import { onLive } from '../live';
 import { refusal, uploadRules } from '../upload-rules';
 
+/** The longest title the API takes (its notes' title rule), in characters. */
+const TITLE_MAX = 200;
+
+/**
+ * What the API would refuse in a note's title, in its own words: it must hold more than spaces,
+ * and at most TITLE_MAX characters. Checked before the file goes up, so that a note the API would
+ * refuse sends no file.
+ */
+function titleProblems(title: string): FieldError[] {
+  if (/\S/.test(title) && [...title].length <= TITLE_MAX) return [];
+  return [{ field: 'title', message: `title is required and must be 1 to ${TITLE_MAX} characters` }];
+}
+
 /**
  * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
  * in parts can be paused, resumed and cancelled meanwhile.
@@ -32,6 +45,11 @@ function filePicker(label: string) {
   const controls = h('span', { class: 'upload-controls' });
   const progress = h('div', { class: 'progress', hidden: true }, bar, status, controls);
   const element = h('div', null, field(label, picker), progress);
+  /**
+   * The file this picker last sent, and its key, while that file is still the one chosen: when the
+   * note's save failed after the upload, saving again sends the key, not the file once more.
+   */
+  let sent: { file: File; key: string } | undefined;
   // The chooser offers the allowed types; a file that breaks a rule is explained at once, beside it.
   void uploadRules().then((rules) => {
     if (rules) picker.accept = rules.allowedTypes.join(',');
@@ -49,56 +67,109 @@ function filePicker(label: string) {
     return why;
   };
   picker.addEventListener('change', () => {
+    sent = undefined;
     const file = picker.files?.[0];
     if (file) void check(file);
   });
+
+  async function upload(file: File): Promise<string> {
+    progress.hidden = false;
+    bar.value = 0;
+    status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
+    const cancel = new AbortController();
+    const show = (bytes: number, total: number) => {
+      bar.max = total || 1;
+      bar.value = bytes;
+      status.textContent = `${formatBytes(bytes)} of ${formatBytes(total)} sent${task.paused ? ' (paused)' : ''}`;
+    };
+    const task = api.startUpload(file, { onProgress: show, signal: cancel.signal });
+    // Made now, not with the form: the form's buttons are disabled while it is busy.
+    if (file.size > MULTIPART_FROM) {
+      const pause = h('button', { type: 'button' }, 'Pause');
+      pause.addEventListener('click', () => {
+        if (task.paused) task.resume();
+        else task.pause();
+        pause.textContent = task.paused ? 'Resume' : 'Pause';
+        const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
+        status.textContent = task.paused ? `${text} (paused)` : text;
+      });
+      const stop = h('button', { type: 'button', onclick: () => cancel.abort() }, 'Cancel upload');
+      replaceChildren(controls, pause, stop);
+    }
+    try {
+      const key = await task.done;
+      status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
+      return key;
+    } catch (error) {
+      progress.hidden = true;
+      throw error;
+    } finally {
+      replaceChildren(controls);
+    }
+  }
+
   return {
     element,
-    /** Uploads the chosen file, if any, and gives its key; a file the rules refuse is an error of its field. */
+    /** Why the chosen file cannot be attached, as its field's error; none when it can, or when none is chosen. */
+    async problems(): Promise<FieldError[]> {
+      const file = picker.files?.[0];
+      const why = file && (await check(file));
+      return why ? [{ field: 'file', message: why }] : [];
+    },
+    /** Whether `upload` would give the key of a file sent before rather than send it. */
+    get holdsKey(): boolean {
+      return sent !== undefined && sent.file === picker.files?.[0];
+    },
+    /** The chosen file's key, if one is chosen: sent now, or kept from the last time it was sent. */
     async upload(): Promise<string | undefined> {
       const file = picker.files?.[0];
       if (!file) return undefined;
-      const why = await check(file);
-      if (why) throw new ApiError('Please correct the highlighted fields.', 400, [{ field: 'file', message: why }]);
-      progress.hidden = false;
-      bar.value = 0;
-      status.textContent = `${formatBytes(0)} of ${formatBytes(file.size)} sent`;
-      const cancel = new AbortController();
-      const show = (sent: number, total: number) => {
-        bar.max = total || 1;
-        bar.value = sent;
-        status.textContent = `${formatBytes(sent)} of ${formatBytes(total)} sent${task.paused ? ' (paused)' : ''}`;
-      };
-      const task = api.startUpload(file, { onProgress: show, signal: cancel.signal });
-      // Made now, not with the form: the form's buttons are disabled while it is busy.
-      if (file.size > MULTIPART_FROM) {
-        const pause = h('button', { type: 'button' }, 'Pause');
-        pause.addEventListener('click', () => {
-          if (task.paused) task.resume();
-          else task.pause();
-          pause.textContent = task.paused ? 'Resume' : 'Pause';
-          const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
-          status.textContent = task.paused ? `${text} (paused)` : text;
-        });
-        const stop = h('button', { type: 'button', onclick: () => cancel.abort() }, 'Cancel upload');
-        replaceChildren(controls, pause, stop);
-      }
-      try {
-        const key = await task.done;
-        status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
-        return key;
-      } catch (error) {
-        progress.hidden = true;
-        throw error;
-      } finally {
-        replaceChildren(controls);
-      }
+      if (sent?.file === file) return sent.key;
+      const key = await upload(file);
+      sent = { file, key };
+      return key;
+    },
+    /** Forgets the kept key: the API no longer takes it, so the file goes up again. */
+    forget() {
+      sent = undefined;
     },
     /** Clears the choice; the finished bar stays, as the receipt of the last upload. */
     reset() {
       picker.value = '';
+      sent = undefined;
     },
   };
+}
+
+type FilePicker = ReturnType<typeof filePicker>;
+
+/** The API refused a note's key itself (a failed save released it meanwhile, say). */
+const keyRefused = (error: unknown) =>
+  error instanceof ApiError &&
+  error.status === 400 &&
+  (/^attachmentKey\b/i.test(error.message) || error.fieldErrors.some((e) => e.field === 'attachmentKey'));
+
+/**
+ * Saves a note with the picker's file. The note and the file are checked first, and nothing goes
+ * up when either would be refused. A key kept from a save that failed is sent again instead of the
+ * file; should the API no longer take it, the file goes up once more, and the note with its key.
+ */
+async function saveWithFile<T>(
+  picker: FilePicker,
+  problems: FieldError[],
+  save: (key: string | undefined) => Promise<T>,
+): Promise<T> {
+  const all = [...problems, ...(await picker.problems())];
+  if (all.length > 0) throw new ApiError('Please correct the highlighted fields.', 400, all);
+  const kept = picker.holdsKey;
+  const key = await picker.upload();
+  try {
+    return await save(key);
+  } catch (error) {
+    if (!kept || !keyRefused(error)) throw error;
+    picker.forget();
+    return save(await picker.upload());
+  }
 }
 
 export function notesView(): HTMLElement {
@@ -127,7 +198,7 @@ export function notesView(): HTMLElement {
   });
 
   const createAlert = alertBox();
-  const title = input('title', { maxLength: 200 });
+  const title = input('title', { maxLength: TITLE_MAX });
   const body = textarea('body', { rows: 4 });
   const file = filePicker('Attachment (optional)');
   const form = h(
@@ -147,8 +218,9 @@ export function notesView(): HTMLElement {
     createAlert.clear();
     void busy(form, async () => {
       try {
-        const attachmentKey = await file.upload();
-        await api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) });
+        await saveWithFile(file, titleProblems(title.value), (attachmentKey) =>
+          api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) }),
+        );
         // An unfinished upload this one finished is no longer offered.
         const open = new Set(api.unfinishedUploads().map((u) => u.uploadId));
         for (const notice of form.querySelectorAll<HTMLElement>('.unfinished-upload')) {
@@ -278,7 +350,7 @@ function noteItem(
 
   function edit() {
     const editAlert = alertBox();
-    const title = input('title', { value: note.title, maxLength: 200 });
+    const title = input('title', { value: note.title, maxLength: TITLE_MAX });
     const body = textarea('body', { value: note.body, rows: 4 });
     const picker = filePicker(file ? 'Replace the file' : 'Attach a file');
     const remove = h('input', { type: 'checkbox', name: 'removeFile' });
@@ -298,12 +370,14 @@ function noteItem(
       event.preventDefault();
       void busy(form, async () => {
         try {
-          // A file chosen replaces the one held; otherwise the box removes it (storage deletes it).
-          const attachmentKey = (await picker.upload()) ?? (remove.checked ? null : undefined);
-          await api.updateNote(note._id, {
-            title: title.value,
-            body: body.value,
-            ...(attachmentKey !== undefined ? { attachmentKey } : {}),
+          await saveWithFile(picker, titleProblems(title.value), (uploaded) => {
+            // A file chosen replaces the one held; otherwise the box removes it (storage deletes it).
+            const attachmentKey = uploaded ?? (remove.checked ? null : undefined);
+            return api.updateNote(note._id, {
+              title: title.value,
+              body: body.value,
+              ...(attachmentKey !== undefined ? { attachmentKey } : {}),
+            });
           });
           await refresh();
           // The item was drawn again: the focus goes to its heading.
