@@ -2,13 +2,14 @@
  * A note's file in the web client, in a real headless Chromium against the real system: the file
  * chooser offers only what may be attached, a file that may not is explained beside its field in
  * words, an attached file shows its name, size and type and downloads under its name, and the
- * edit form can remove it. A note the API would refuse sends no file, and a save that failed sends
- * the file's key again rather than the file.
+ * edit form can remove it. A note the API would refuse sends no file, a save that failed sends
+ * the file's key again rather than the file, and an upload of any size can be paused, resumed
+ * and cancelled.
  */
 import { randomBytes } from 'node:crypto';
 import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { BrowserContext, Page, Request } from 'playwright-core';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
@@ -46,6 +47,11 @@ function countUploads() {
   page.on('request', count);
   return Object.assign(seen, { stop: () => page.off('request', count) });
 }
+
+/** How long the page may take to ask for a link and start its PUT, on a loaded machine. */
+const IN_FLIGHT = { timeoutMs: 20_000 };
+
+const isStoragePut = (url: URL) => url.pathname.includes('/uploads/') && !url.searchParams.has('partNumber');
 
 describe("a note's file in the web client", () => {
   it('the chooser accepts only the allowed types, which the API publishes', async () => {
@@ -158,5 +164,73 @@ describe("a note's file in the web client", () => {
     await expect(
       page.locator('li[data-note-id]', { hasText: 'Long minutes' }).locator('.attachment').textContent(),
     ).resolves.toBe('File: minutes.txt (3.0 KB, text/plain)');
+  });
+
+  it('a small file’s upload shows Pause and Cancel: pause aborts the PUT, resume sends the file again, and cancel saves no note', async () => {
+    const held: Route[] = [];
+    let hold = true;
+    await page.route(isStoragePut, (route) => {
+      if (route.request().method() !== 'PUT' || !hold) return route.continue();
+      held.push(route);
+    });
+    const failed: string[] = [];
+    const onFailed = (request: Request) => {
+      if (request.method() === 'PUT') failed.push(request.url());
+    };
+    page.on('requestfailed', onFailed);
+    const uploads = countUploads();
+    try {
+      await page.getByLabel('Title').fill('Paused once');
+      await page
+        .getByLabel('Attachment (optional)')
+        .setInputFiles({ name: 'small.txt', mimeType: 'text/plain', buffer: randomBytes(512 * 1024) });
+      await page.getByRole('button', { name: 'Save note' }).click();
+      await eventually(
+        'the PUT in flight',
+        async () => held.length,
+        (n) => n === 1,
+        IN_FLIGHT,
+      );
+      await page.getByRole('button', { name: 'Cancel upload' }).waitFor();
+      await page.getByRole('button', { name: 'Pause' }).click();
+      await page.getByRole('button', { name: 'Resume' }).waitFor();
+      await eventually(
+        'the PUT aborted',
+        async () => failed.length,
+        (n) => n === 1,
+        IN_FLIGHT,
+      );
+      await page.locator('.progress-text', { hasText: '(paused)' }).waitFor();
+      await screenshot(page, 'attachments-small-file-paused');
+      expect(uploads.puts).toBe(1);
+
+      hold = false;
+      await page.getByRole('button', { name: 'Resume' }).click();
+      await page.getByText('Note saved.').waitFor();
+      expect(uploads.puts).toBe(2);
+      await expect(
+        page.locator('li[data-note-id]', { hasText: 'Paused once' }).locator('.attachment').textContent(),
+      ).resolves.toBe('File: small.txt (512.0 KB, text/plain)');
+
+      hold = true;
+      await page.getByLabel('Title').fill('Never sent');
+      await page
+        .getByLabel('Attachment (optional)')
+        .setInputFiles({ name: 'other.txt', mimeType: 'text/plain', buffer: randomBytes(512 * 1024) });
+      await page.getByRole('button', { name: 'Save note' }).click();
+      await eventually(
+        'the PUT in flight',
+        async () => held.length,
+        (n) => n === 2,
+        IN_FLIGHT,
+      );
+      await page.getByRole('button', { name: 'Cancel upload' }).click();
+      await page.locator('form').getByRole('alert').getByText('The upload was cancelled.').waitFor();
+      await expect(page.locator('li[data-note-id]', { hasText: 'Never sent' }).count()).resolves.toBe(0);
+    } finally {
+      uploads.stop();
+      page.off('requestfailed', onFailed);
+      await page.unroute(isStoragePut);
+    }
   });
 });

@@ -3,7 +3,7 @@
  * straight to storage through signed links (with a progress bar); the note keeps only its key.
  */
 
-import { MULTIPART_FROM, type UnfinishedUpload } from '@content-service/client';
+import type { UnfinishedUpload } from '@content-service/client';
 import { ApiError, api, type FieldError, type Note, type Page } from '../api';
 import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import {
@@ -35,8 +35,8 @@ function titleProblems(title: string): FieldError[] {
 }
 
 /**
- * A file picker with a progress bar that shows the bytes sent while an upload runs. A file sent
- * in parts can be paused, resumed and cancelled meanwhile.
+ * A file picker with a progress bar that shows the bytes sent while an upload runs, and Pause,
+ * Resume and Cancel beside it, whatever the file's size.
  */
 function filePicker(label: string) {
   const picker = h('input', { type: 'file', name: 'file' });
@@ -84,18 +84,16 @@ function filePicker(label: string) {
     };
     const task = api.startUpload(file, { onProgress: show, signal: cancel.signal });
     // Made now, not with the form: the form's buttons are disabled while it is busy.
-    if (file.size > MULTIPART_FROM) {
-      const pause = h('button', { type: 'button' }, 'Pause');
-      pause.addEventListener('click', () => {
-        if (task.paused) task.resume();
-        else task.pause();
-        pause.textContent = task.paused ? 'Resume' : 'Pause';
-        const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
-        status.textContent = task.paused ? `${text} (paused)` : text;
-      });
-      const stop = h('button', { type: 'button', onclick: () => cancel.abort() }, 'Cancel upload');
-      replaceChildren(controls, pause, stop);
-    }
+    const pause = h('button', { type: 'button' }, 'Pause');
+    pause.addEventListener('click', () => {
+      if (task.paused) task.resume();
+      else task.pause();
+      pause.textContent = task.paused ? 'Resume' : 'Pause';
+      const text = (status.textContent ?? '').replace(/ \(paused\)$/, '');
+      status.textContent = task.paused ? `${text} (paused)` : text;
+    });
+    const stop = h('button', { type: 'button', onclick: () => cancel.abort() }, 'Cancel upload');
+    replaceChildren(controls, pause, stop);
     try {
       const key = await task.done;
       status.textContent = `${file.name}: ${formatBytes(file.size)} uploaded`;
