@@ -200,12 +200,17 @@ function resumeArea(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> & { k
   };
 }
 
+/** A remembered upload, and the parts storage took (`sent`, since pause cuts parts off). */
+type Remembered = UnfinishedUpload & { sent?: number[] };
+
 /** A remembered upload: JSON, or (as first written) its bare id. */
-function recall(value: string | null): UnfinishedUpload | undefined {
+function recall(value: string | null): Remembered | undefined {
   if (!value) return undefined;
   try {
-    const { uploadId, filename, size } = JSON.parse(value) as UnfinishedUpload;
-    return typeof uploadId === 'string' ? { uploadId, filename: String(filename), size: Number(size) } : undefined;
+    const { uploadId, filename, size, sent } = JSON.parse(value) as Remembered;
+    return typeof uploadId === 'string'
+      ? { uploadId, filename: String(filename), size: Number(size), ...(Array.isArray(sent) ? { sent } : {}) }
+      : undefined;
   } catch {
     return { uploadId: value, filename: '', size: 0 };
   }
@@ -272,17 +277,26 @@ export function uploader(api: UploadApi) {
       });
       if (upload?.size !== file.size) upload = undefined;
     }
-    if (!upload) {
-      upload = await api.createMultipart({ ...meta, size: file.size });
-      remembered.setItem(memo, JSON.stringify({ uploadId: upload.uploadId, filename: meta.filename, size: file.size }));
-    }
+    /**
+     * The parts storage answered with success, remembered with the upload. A part cut off in
+     * flight (a pause, a reload) can be listed by storage all the same, at its full size though
+     * only some of it arrived (versitygw does so): on resume only these are trusted, the others
+     * are sent again. A memo written before they were kept trusts storage's list.
+     */
+    const trusted = upload ? earlier?.sent : [];
+    if (!upload) upload = await api.createMultipart({ ...meta, size: file.size });
     const { uploadId, partSize, partCount } = upload;
     known.uploadId = uploadId;
     const lengthOf = (n: number) => Math.min(partSize, file.size - (n - 1) * partSize);
-    // A part cut off (by a pause, a reload) may be held in part: it is sent again.
     const stored = new Set(
-      (upload.parts ?? []).filter((part) => part.size === lengthOf(part.partNumber)).map((part) => part.partNumber),
+      (upload.parts ?? [])
+        .filter((part) => part.size === lengthOf(part.partNumber) && (!trusted || trusted.includes(part.partNumber)))
+        .map((part) => part.partNumber),
     );
+    const sent = [...stored];
+    const keep = () =>
+      remembered.setItem(memo, JSON.stringify({ uploadId, filename: meta.filename, size: file.size, sent }));
+    keep();
     const queue = upload.completed
       ? []
       : Array.from({ length: partCount }, (_, i) => i + 1).filter((n) => !stored.has(n));
@@ -320,7 +334,11 @@ export function uploader(api: UploadApi) {
         });
         inFlight.delete(n);
         const ok = status >= 200 && status < 300;
-        if (ok) doneBytes += body.size;
+        if (ok) {
+          doneBytes += body.size;
+          sent.push(n);
+          keep();
+        }
         // A part that failed, or was aborted, takes its bytes back off the count.
         progress();
         if (ok || control.stopped) return;

@@ -258,6 +258,59 @@ describe('pause: what is in flight is aborted, and nothing is sent until resume'
   }, 60_000);
 });
 
+describe('a paused upload begun again elsewhere (a reload)', () => {
+  it('when a paused file in parts is started again by a new client, then the parts storage holds only in part are sent again, and the file is whole', async () => {
+    // A browser's localStorage, shared by the two clients as by a page and its reload.
+    const area = new Map<string, string>();
+    const shim = {
+      getItem: (k: string) => area.get(k) ?? null,
+      setItem: (k: string, v: string) => void area.set(k, v),
+      removeItem: (k: string) => void area.delete(k),
+      key: (i: number) => [...area.keys()][i] ?? null,
+      get length() {
+        return area.size;
+      },
+    };
+    Object.defineProperty(globalThis, 'localStorage', { value: shim, configurable: true });
+    try {
+      const address = `reload-${id}-${randomBytes(3).toString('hex')}@example.com`;
+      const first = createContentClient({ baseUrl: system.gatewayUrl });
+      await first.register(address, 'correct horse battery');
+      const bytes = randomBytes(24 * MiB);
+      const file = new Blob([bytes], { type: 'application/zip' });
+      const options = { filename: 'reloaded.zip', multipartFrom: 5 * MiB, concurrency: 3 };
+      const from = wire.puts.length;
+      wire.hold();
+      const task = first.startUpload(file, options);
+      void task.done.catch(() => undefined);
+      await eventually(
+        'three parts in flight',
+        async () => wire.inFlight().filter((put) => put.bytes > 0).length,
+        (count) => count === 3,
+        { timeoutMs: 20_000 },
+      );
+      task.pause();
+      await sleep(100);
+      wire.flow();
+      const cut = await ended(from);
+      expect(cut.map((put) => put.complete)).toEqual([false, false, false]);
+      expect(first.unfinishedUploads()).toHaveLength(1);
+
+      const second = createContentClient({ baseUrl: system.gatewayUrl });
+      await second.login(address, 'correct horse battery');
+      const key = await second.upload(file, options);
+      expect(wire.puts.slice(from + 3).map((put) => [put.complete, put.bytes])).toEqual([
+        [true, 8 * MiB],
+        [true, 8 * MiB],
+        [true, 8 * MiB],
+      ]);
+      expect((await download(second, key)).equals(bytes)).toBe(true);
+    } finally {
+      Reflect.deleteProperty(globalThis, 'localStorage');
+    }
+  }, 90_000);
+});
+
 describe('a Blob without a name', () => {
   it('when a PNG Blob has no name, then its key ends in .png, and its download is named file.png', async () => {
     const client = await signedIn('nameless');
