@@ -66,7 +66,7 @@ export function myPostsView(): HTMLElement {
   };
 
   const createAlert = alertBox();
-  const title = input('title', { maxLength: 200 });
+  const title = input('title', { maxLength: LIMITS.postTitleMax });
   const body = textarea('body', { rows: 6 });
   const tags = input('tags', { placeholder: 'travel, food' });
   const form = h(
@@ -215,7 +215,7 @@ function postItem(
   function edit() {
     createAlert.clear();
     const editAlert = alertBox();
-    const title = input('title', { value: post.title, maxLength: 200 });
+    const title = input('title', { value: post.title, maxLength: LIMITS.postTitleMax });
     const body = textarea('body', { value: post.body, rows: 6 });
     const tags = input('tags', { value: post.tags.join(', ') });
     const form = h(

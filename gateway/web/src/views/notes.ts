@@ -4,6 +4,7 @@
  */
 
 import type { UnfinishedUpload } from '@content-service/client';
+import { LIMITS } from '@cs/contract/src/limits';
 import { ApiError, api, type FieldError, type Note, type Page } from '../api';
 import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
 import {
@@ -22,7 +23,7 @@ import { onLive } from '../live';
 import { refusal, uploadRules } from '../upload-rules';
 
 /** The longest title the API takes (its notes' title rule), in characters. */
-const TITLE_MAX = 200;
+const TITLE_MAX = LIMITS.noteTitleMax;
 
 /**
  * What the API would refuse in a note's title, in its own words: it must hold more than spaces,
