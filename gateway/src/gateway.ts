@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
-import { verifierFollowing } from '@cs/auth';
+import { type TokenVerifier, verifierOf } from '@cs/auth';
 import type { HttpApp } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { createGateway } from './app';
@@ -25,13 +25,14 @@ function isStreamRequest(req: IncomingMessage): boolean {
 }
 
 /**
- * The gateway, built and ready to listen: its token verifier following identity's revocation log,
- * its limits (shared in Redis when REDIS_URL is set), and the bounds on its connections. Whether
- * it runs in a process of its own (server.ts) or with every service (server/), it is this.
+ * The gateway, built and ready to listen: its token verifier following identity's revocation log
+ * (or the process's one, `shared`, with every service: server/), its limits (shared in Redis when
+ * REDIS_URL is set), and the bounds on its connections. Whether it runs in a process of its own
+ * (server.ts) or with every service (server/), it is this.
  */
-export function startGateway(config: Config, logger: Logger): StartedGateway {
+export function startGateway(config: Config, logger: Logger, shared?: TokenVerifier): StartedGateway {
   const sharedLimits = config.REDIS_URL ? createSharedLimits(config.REDIS_URL, logger) : undefined;
-  const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+  const tokens = verifierOf(shared, config.IDENTITY_URL, config.JWT_SECRET, logger);
   const app = createGateway(config, logger, { tokens: tokens.verifier, sharedLimits });
   // Express's own reading of TRUST_PROXY: whether the peer of a connection is a proxy.
   const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;

@@ -5,12 +5,16 @@
  * starts it again when it dies (dev/devstack supervisor.ts).
  *
  * In one process each service is still what it is alone: its own configuration, read by its own
- * reader, its own database, its own token verifier following identity's log, its own logger.
+ * reader, its own database, its own logger. One thing they share: the process checks tokens with
+ * one verifier, following identity's revocation log once for every part (each would otherwise
+ * poll it every second, for the same list), given to every part whose JWT_SECRET and IDENTITY_URL
+ * are the gateway's; a part configured apart keeps one of its own.
  * Their configuration comes from the one environment: a key for one service alone is written with
  * its name first (`POSTS_LOG_LEVEL` is posts' LOG_LEVEL), and MONGO_URL names the server, on which
  * each service has its own database, named after it (`POSTS_MONGO_URL` to set one exactly). The
  * services whose databases are on one server reach them through one client (databases.ts).
  */
+import { verifierFollowing } from '@cs/auth';
 import { configOrExit } from '@cs/config';
 import { filesService } from '@cs/files/service';
 import { readConfig as readGatewayConfig } from '@cs/gateway/config';
@@ -72,11 +76,17 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
   const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL });
   const started: StartedService[] = [];
   const hosted: { stop(): void }[] = [];
+  /** The process's one token verifier, following identity's revocation log for every part. */
+  let tokens: ReturnType<typeof verifierFollowing> | undefined;
   try {
     startTracing('content-service');
     const metrics = await startMetrics('content-service', gatewayConfig);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const servers = await connectServers(configs, createLogger({ name: 'database', level: gatewayConfig.LOG_LEVEL }));
+    tokens = verifierFollowing(gatewayConfig.IDENTITY_URL, gatewayConfig.JWT_SECRET, logger);
+    const shared = tokens.verifier;
+    const sharing = (config: BaseConfig & { JWT_SECRET?: string; IDENTITY_URL?: string }) =>
+      config.JWT_SECRET === gatewayConfig.JWT_SECRET && config.IDENTITY_URL === gatewayConfig.IDENTITY_URL;
     await Promise.all(
       SERVICES.map(async (definition, i) => {
         const config = configs[i] as BaseConfig;
@@ -84,13 +94,13 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
           definition,
           config,
           createLogger({ name: definition.name, level: config.LOG_LEVEL }),
-          servers.databases[i],
+          { database: servers.databases[i], tokens: sharing(config) ? shared : undefined },
         );
         started.push(service);
         hosted.push(hostInProcess(definition.name, service.app.callback()));
       }),
     );
-    const gateway = startGateway(gatewayConfig, logger);
+    const gateway = startGateway(gatewayConfig, logger, shared);
     const server = await runServer({
       app: gateway.app,
       port: gatewayConfig.PORT,
@@ -104,6 +114,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
       onClose: async () => {
         await gateway.close();
         await Promise.all(started.map((service) => service.close()));
+        tokens?.stop();
         await servers.close();
         for (const host of hosted) host.stop();
         await metrics?.close();
@@ -112,6 +123,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
     });
     return { port: server.port, metricsUrl: metrics?.url, close: server.close };
   } catch (err) {
+    tokens?.stop();
     logger.fatal({ err }, 'could not start');
     throw err;
   }

@@ -4,6 +4,7 @@ export {
   type RevocationSource,
   revocationsFrom,
   verifierFollowing,
+  verifierOf,
 } from './revocation-feed';
 export { notBeforeAt, type Revocation, type RevocationBatch, RevocationList, tokenDigest } from './revocations';
 export * from './tokens';

@@ -116,3 +116,19 @@ export function verifierFollowing(
   const feed = followRevocations(list, revocationsFrom(identityUrl), { logger });
   return { verifier: createTokenVerifier(secret, list), stop: feed.stop, caughtUp: feed.caughtUp };
 }
+
+/**
+ * The verifier of one part of a process that is not identity: `shared`, when the process holds one
+ * for all its parts (the one-process mode: one list, one follower of the log, stopped by the
+ * process), or else one of the part's own, following identity's log from `identityUrl`. Stop it
+ * on shutdown (a shared one is left to its holder).
+ */
+export function verifierOf(
+  shared: TokenVerifier | undefined,
+  identityUrl: string,
+  secret: string,
+  logger: Logger,
+): { verifier: TokenVerifier; stop(): void } {
+  if (shared) return { verifier: shared, stop: () => {} };
+  return verifierFollowing(identityUrl, secret, logger);
+}

@@ -5,6 +5,7 @@
  * metrics are served on their own port from before the database connects, and tracing sends its
  * last spans at the end.
  */
+import type { TokenVerifier } from '@cs/auth';
 import { configOrExit } from '@cs/config';
 import { type HttpApp, runServer, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { createLogger, type Logger } from '@cs/log';
@@ -38,7 +39,19 @@ export interface ServiceDefinition<C extends BaseConfig> {
   name: string;
   /** The service's configuration, from `source` (the environment). */
   readConfig(source?: NodeJS.ProcessEnv): C;
-  build(deps: { config: C; connection: ConnectionOf<C>; logger: Logger }): Promise<Built>;
+  /**
+   * `tokens`, when given, is the process's one verifier (the one-process mode): the service checks
+   * tokens with it rather than follow identity's revocation log itself (`verifierOf`, @cs/auth).
+   */
+  build(deps: { config: C; connection: ConnectionOf<C>; logger: Logger; tokens?: TokenVerifier }): Promise<Built>;
+}
+
+/** What the process holds for the services it runs together: their database, their verifier. */
+export interface SharedByProcess {
+  /** The service's database on a connection the caller holds and closes. */
+  database?: Connection;
+  /** The process's token verifier, which the caller stops. */
+  tokens?: TokenVerifier;
 }
 
 /** A service built and ready to serve, not yet listening: its app, and how it stops. */
@@ -54,18 +67,23 @@ export interface StartedService<C extends BaseConfig = BaseConfig> {
 
 /**
  * Connects a service to its database (when it has one) and builds its app: one service, started.
- * `database`, when given, is its database on a connection the caller holds (every part of one
- * process on one client): the service uses it and leaves its closing to the caller.
+ * What `shared` gives (every part of one process on one database client, and one verifier), the
+ * service uses and leaves to the caller to close.
  */
 export async function startService<C extends BaseConfig>(
   { name, build }: ServiceDefinition<C>,
   config: C,
   logger: Logger,
-  database?: Connection,
+  { database, tokens }: SharedByProcess = {},
 ): Promise<StartedService<C>> {
   const connection =
     database ?? (config.MONGO_URL === undefined ? undefined : await connectDatabase(config.MONGO_URL, logger));
-  const { app, onClosing, onClose } = await build({ config, connection: connection as ConnectionOf<C>, logger });
+  const { app, onClosing, onClose } = await build({
+    config,
+    connection: connection as ConnectionOf<C>,
+    logger,
+    tokens,
+  });
   return {
     name,
     config,

@@ -1,4 +1,4 @@
-import { verifierFollowing } from '@cs/auth';
+import { verifierOf } from '@cs/auth';
 import { repeatEvery } from '@cs/lifecycle';
 import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
 import type { ServiceDefinition } from '@cs/service';
@@ -11,7 +11,7 @@ export const filesService: ServiceDefinition<Config> = {
   readConfig,
   build: async (deps) => {
     const { config, logger } = deps;
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+    const tokens = verifierOf(deps.tokens, config.IDENTITY_URL, config.JWT_SECRET, logger);
     const { app, sweeper, removals, storage, turns, accounts } = await createApp({ ...deps, tokens: tokens.verifier });
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,

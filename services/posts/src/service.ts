@@ -1,4 +1,4 @@
-import { verifierFollowing } from '@cs/auth';
+import { verifierOf } from '@cs/auth';
 import { busClient, createEventBus } from '@cs/event-bus';
 import { repeatEvery } from '@cs/lifecycle';
 import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
@@ -12,7 +12,7 @@ export const postsService: ServiceDefinition<Config> = {
   readConfig,
   build: async (deps) => {
     const { config, logger } = deps;
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+    const tokens = verifierOf(deps.tokens, config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = busClient(config.REDIS_URL);
     const { app, turns, events, accounts } = await createApp({
       ...deps,

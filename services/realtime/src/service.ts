@@ -1,4 +1,4 @@
-import { verifierFollowing } from '@cs/auth';
+import { verifierOf } from '@cs/auth';
 import { connectBus } from '@cs/event-bus';
 import type { ServiceDefinition } from '@cs/service';
 import { createApp } from './app';
@@ -8,8 +8,8 @@ import { type Config, readConfig } from './config';
 export const realtimeService: ServiceDefinition<Config> = {
   name: 'realtime',
   readConfig,
-  build: async ({ config, logger }) => {
-    const tokens = verifierFollowing(config.IDENTITY_URL, config.JWT_SECRET, logger);
+  build: async ({ config, logger, tokens: shared }) => {
+    const tokens = verifierOf(shared, config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = await connectBus(config.REDIS_URL, {
       onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'the bus is not reachable yet; retrying'),
     });
