@@ -10,7 +10,7 @@ import {
   testEventBus,
   verifierWithoutRevocations,
 } from '@cs/testkit';
-import { Types } from 'mongoose';
+import mongoose, { type Connection, Types } from 'mongoose';
 import { coldListBulkhead, createApp } from '../src/app';
 import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
@@ -109,4 +109,24 @@ export async function seed(model: PostModel, posts: SeedPost[]): Promise<string[
 /** A tag nobody else's test uses, so list assertions see only this test's posts. */
 export function uniqueTag(label: string): string {
   return `${label}-${new Types.ObjectId().toHexString().slice(-10)}`;
+}
+
+/** A second replica of the service beside `h`'s, on a connection of its own: its client and connection. */
+export interface SecondReplica {
+  http: ReturnType<typeof api>;
+  connection: Connection;
+  close(): Promise<void>;
+}
+
+/** Starts a second replica on `h`'s database and bus, as another process would run it. */
+export async function startSecondReplica(h: PostsHarness): Promise<SecondReplica> {
+  const connection = await mongoose.createConnection(h.db.url).asPromise();
+  const { app } = await createApp({
+    config: { JWT_SECRET: TEST_JWT_SECRET },
+    connection,
+    logger: captureLogger('posts-b').logger,
+    tokens: verifierWithoutRevocations(),
+    bus: h.events.bus,
+  });
+  return { http: api(app.callback()), connection, close: () => connection.close() };
 }

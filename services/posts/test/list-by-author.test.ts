@@ -3,14 +3,20 @@
  * same listing kept in memory, and fresh with its guarantee: a publish or an unpublish acknowledged
  * on one replica is in the next answer of every replica.
  */
-import { api, captureLogger, TEST_JWT_SECRET, verifierWithoutRevocations } from '@cs/testkit';
+import type { api } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import mongoose, { type Connection } from 'mongoose';
-import { createApp } from '../src/app';
-import { newAuthor, type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
+import {
+  newAuthor,
+  type PostsHarness,
+  type SecondReplica,
+  seed,
+  startPosts,
+  startSecondReplica,
+  uniqueTag,
+} from './helpers';
 
 let h: PostsHarness;
-let other: Connection;
+let replica: SecondReplica | undefined;
 /** A second replica of the service, on its own connection to the same database. */
 let b: ReturnType<typeof api>;
 const author = newAuthor();
@@ -21,15 +27,8 @@ let theirs: string[];
 
 beforeAll(async () => {
   h = await startPosts(__filename);
-  other = await mongoose.createConnection(h.db.url).asPromise();
-  const { app } = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET },
-    connection: other,
-    logger: captureLogger('posts-b').logger,
-    tokens: verifierWithoutRevocations(),
-    bus: h.events.bus,
-  });
-  b = api(app.callback());
+  replica = await startSecondReplica(h);
+  b = replica.http;
   tag = uniqueTag('by-author');
   theirs = await seed(
     h.model,
@@ -45,7 +44,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  await other.close();
+  await replica?.close();
   await h.stop();
 });
 

@@ -3,14 +3,20 @@
  * first is its reverse; by title is case-folded A to Z, then newest first, then `_id`. Every order
  * is total, so pages cut from it never overlap or skip, and each combines with tag and author.
  */
-import { api, captureLogger, TEST_JWT_SECRET, verifierWithoutRevocations } from '@cs/testkit';
+import type { api } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import mongoose, { type Connection } from 'mongoose';
-import { createApp } from '../src/app';
-import { newAuthor, type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
+import {
+  newAuthor,
+  type PostsHarness,
+  type SecondReplica,
+  seed,
+  startPosts,
+  startSecondReplica,
+  uniqueTag,
+} from './helpers';
 
 let h: PostsHarness;
-let other: Connection;
+let replica: SecondReplica | undefined;
 /** A second replica of the service, on its own connection to the same database. */
 let b: ReturnType<typeof api>;
 let tag: string;
@@ -20,15 +26,8 @@ const TITLES = ['cherry', 'Banana', 'apple', 'Date', 'banana', 'elderberry'];
 
 beforeAll(async () => {
   h = await startPosts(__filename);
-  other = await mongoose.createConnection(h.db.url).asPromise();
-  const { app } = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET },
-    connection: other,
-    logger: captureLogger('posts-b').logger,
-    tokens: verifierWithoutRevocations(),
-    bus: h.events.bus,
-  });
-  b = api(app.callback());
+  replica = await startSecondReplica(h);
+  b = replica.http;
   tag = uniqueTag('sorted');
   await seed(
     h.model,
@@ -37,7 +36,7 @@ beforeAll(async () => {
   await seed(h.model, [{ title: 'aardvark, a draft', tags: [tag], status: 'draft', authorId: author.id }]);
 });
 afterAll(async () => {
-  await other.close();
+  await replica?.close();
   await h.stop();
 });
 

@@ -3,34 +3,36 @@
  * their own connections to one real database: the list is kept while nothing is logged, and every
  * change to a published post, made through either replica, is in the other's very next answer.
  */
-import { api, captureLogger, TEST_JWT_SECRET, tellDeleted, verifierWithoutRevocations } from '@cs/testkit';
+import { type api, tellDeleted } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
-import { coldListBulkhead, createApp } from '../src/app';
+import { coldListBulkhead } from '../src/app';
 import { createListing, FRESH_MS, markListingChanged, REFRESH_AFTER_MS } from '../src/listing';
 import { createListingLog, type ListingLog } from '../src/listing-log';
 import { postModel } from '../src/model';
-import { newAuthor, type PostsHarness, seed, startPosts, uniqueTag } from './helpers';
+import {
+  newAuthor,
+  type PostsHarness,
+  type SecondReplica,
+  seed,
+  startPosts,
+  startSecondReplica,
+  uniqueTag,
+} from './helpers';
 
 let h: PostsHarness;
 let other: Connection;
+let replica: SecondReplica | undefined;
 /** The second replica. */
 let b: ReturnType<typeof api>;
 
 beforeAll(async () => {
   h = await startPosts(__filename);
-  other = await mongoose.createConnection(h.db.url).asPromise();
-  const { app } = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET },
-    connection: other,
-    logger: captureLogger('posts-b').logger,
-    tokens: verifierWithoutRevocations(),
-    bus: h.events.bus,
-  });
-  b = api(app.callback());
+  replica = await startSecondReplica(h);
+  ({ http: b, connection: other } = replica);
 });
 afterAll(async () => {
-  await other.close();
+  await replica?.close();
   await h.stop();
 });
 
