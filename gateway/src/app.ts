@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { TokenVerifier } from '@cs/auth';
 import { messages } from '@cs/errors';
-import { hostedAt } from '@cs/lifecycle';
+import type { ServiceReach } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import cors from 'cors';
@@ -17,9 +17,8 @@ import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
 import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
-import { createInProcessProxy } from './upstream/in-process-proxy';
 import { readBody } from './upstream/request-body';
-import { httpTransport, streamTransport } from './upstream/transport';
+import { transportTo } from './upstream/transport';
 import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-proxy';
 import { webClient } from './web';
 
@@ -54,9 +53,11 @@ export interface GatewayOptions {
   tokens: TokenVerifier;
   /** Where the limits count when several gateways must share them (REDIS_URL); else in memory. */
   sharedLimits?: SharedLimits;
+  /** How the services are reached: over the network, or in memory when this process hosts them. */
+  reach: ServiceReach;
 }
 
-export function createGateway(config: Config, logger: Logger, { tokens, sharedLimits }: GatewayOptions) {
+export function createGateway(config: Config, logger: Logger, { tokens, sharedLimits, reach }: GatewayOptions) {
   const targets: Record<Upstream, string> = {
     identity: config.IDENTITY_URL,
     posts: config.POSTS_URL,
@@ -64,19 +65,18 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     files: config.FILES_URL,
     realtime: config.REALTIME_URL,
   };
-  // A service hosted in this process (SERVICES=all) gets the request in memory; any other, over HTTP.
   const proxies = Object.fromEntries(
     Object.entries(targets).map(([name, target]) => {
-      const common = {
+      const streams = name === 'realtime';
+      const proxy = createUpstreamProxy({
         name,
-        timeoutMs: name === 'realtime' ? config.STREAM_TIMEOUT : config.UPSTREAM_TIMEOUT,
+        transport: transportTo(target, reach, { streams }),
+        timeoutMs: streams ? config.STREAM_TIMEOUT : config.UPSTREAM_TIMEOUT,
+        retryWindowMs: config.UPSTREAM_RETRY_WINDOW,
         serverTiming: config.SERVER_TIMING,
         logger,
-      };
-      const listener = hostedAt(target);
-      if (listener) return [name, createInProcessProxy({ ...common, listener, target })];
-      const transport = name === 'realtime' ? streamTransport(target) : httpTransport(target);
-      return [name, createUpstreamProxy({ ...common, transport, retryWindowMs: config.UPSTREAM_RETRY_WINDOW })];
+      });
+      return [name, proxy];
     }),
   ) as Record<Upstream, UpstreamProxy>;
   const limits = {
@@ -123,7 +123,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  const readiness = sharedReadiness(targets);
+  const readiness = sharedReadiness(targets, reach.fetch);
   app.get('/readyz', async (_req, res) => {
     const services = await readiness();
     // Before its revocation list is read, the gateway cannot check tokens: not ready either.

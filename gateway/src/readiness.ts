@@ -1,14 +1,18 @@
-import { serviceFetch } from '@cs/lifecycle';
+import type { ServiceFetch } from '@cs/lifecycle';
 import type { Upstream } from './route-table';
 
 export type Readiness = Record<Upstream, boolean>;
 
 /** Asks every upstream's /readyz, each bounded by `timeoutMs`; never throws. */
-async function checkUpstreams(targets: Record<Upstream, string>, timeoutMs = 1500): Promise<Readiness> {
+async function checkUpstreams(
+  targets: Record<Upstream, string>,
+  fetch: ServiceFetch,
+  timeoutMs: number,
+): Promise<Readiness> {
   const entries = await Promise.all(
     Object.entries(targets).map(async ([name, url]) => {
       try {
-        const res = await serviceFetch(`${url}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
         await res.arrayBuffer();
         return [name, res.ok] as const;
       } catch {
@@ -29,13 +33,14 @@ async function checkUpstreams(targets: Record<Upstream, string>, timeoutMs = 150
  */
 export function sharedReadiness(
   targets: Record<Upstream, string>,
+  fetch: ServiceFetch,
   { freshMs = 1000, timeoutMs = 1500 }: { freshMs?: number; timeoutMs?: number } = {},
 ): () => Promise<Readiness> {
   let running: Promise<Readiness> | undefined;
   let last: { at: number; result: Readiness } | undefined;
   return () => {
     if (last && Date.now() - last.at < freshMs) return Promise.resolve(last.result);
-    running ??= checkUpstreams(targets, timeoutMs).then((result) => {
+    running ??= checkUpstreams(targets, fetch, timeoutMs).then((result) => {
       last = { at: Date.now(), result };
       running = undefined;
       return result;

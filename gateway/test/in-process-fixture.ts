@@ -1,12 +1,12 @@
 /**
- * A gateway with stand-in services hosted in its own process, as SERVICES=all hosts the real ones:
+ * A gateway with stand-in services hosted in its own process, as server/ hosts the real ones:
  * run as a child by in-process.test.ts (the gateway's proxy module is ESM, which jest does not
  * load). Every service is one app that echoes what it got into its answer's `x-seen` header, and
  * on some paths answers never, or as a stream. Listens on PORT; verifies tokens with JWT_SECRET.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createTokenVerifier, RevocationList } from '@cs/auth';
-import { hostInProcess, inProcessUrl } from '@cs/lifecycle';
+import { HostedServices, inProcessUrl } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
 import { createGateway } from '../src/app';
 import { readConfig } from '../src/config';
@@ -31,7 +31,8 @@ function standIn(req: IncomingMessage, res: ServerResponse): void {
 }
 
 const names = ['identity', 'posts', 'notes', 'files', 'realtime'];
-for (const name of names) hostInProcess(name, standIn);
+const hosted = new HostedServices();
+for (const name of names) hosted.host(name, { callback: () => standIn }, { keepAliveTimeoutMs: 30_000 });
 const config = readConfig({
   JWT_SECRET: process.env.JWT_SECRET,
   ...Object.fromEntries(names.map((name) => [`${name.toUpperCase()}_URL`, inProcessUrl(name)])),
@@ -42,5 +43,6 @@ const revocations = new RevocationList();
 revocations.apply({ entries: [], last: 0 });
 const app = createGateway(config, createLogger({ name: 'gateway', level: 'silent' }), {
   tokens: createTokenVerifier(config.JWT_SECRET, revocations),
+  reach: hosted,
 });
 createServer(app).listen(Number(process.env.PORT), '127.0.0.1');

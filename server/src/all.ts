@@ -1,37 +1,41 @@
 /**
- * Every part in this process (SERVICES=all): each service hosted at `http://<name>.in-process`
- * (@cs/lifecycle in-process.ts), and the gateway listening on PORT. `main.ts` runs it as the
- * process's whole work, also under `npm start`, whose launcher runs main.ts as its child and
- * starts it again when it dies (dev/devstack supervisor.ts).
+ * Every part in one process: each service hosted in memory at `http://<name>.in-process`, and the
+ * gateway listening on PORT. `main.ts` runs it as the process's whole work, also under `npm start`,
+ * whose launcher runs main.ts as its child and starts it again when it dies (dev/devstack
+ * supervisor.ts).
  *
- * In one process each service is still what it is alone: its own configuration, read by its own
- * reader, its own database, its own logger. One thing they share: the process checks tokens with
- * one verifier, following identity's revocation log once for every part (each would otherwise
- * poll it every second, for the same list), given to every part whose JWT_SECRET and IDENTITY_URL
- * are the gateway's; a part configured apart keeps one of its own.
- * Their configuration comes from the one environment: a key for one service alone is written with
+ * Each part is started as it is in a process of its own (`startPart`, @cs/service), from the same
+ * definition: its own configuration, read by its own reader, its own database, its own logger.
+ * What the process gives them is passed to each, explicitly:
+ * - how they reach one another (`HostedServices`, @cs/lifecycle): the gateway's proxy and the
+ *   services' calls to one another go through HTTP over connections made in memory, to each
+ *   service's own HTTP server, with no socket;
+ * - one token verifier, following identity's revocation log once for every part (each would
+ *   otherwise poll it every second, for the same list), given to every part whose JWT_SECRET and
+ *   IDENTITY_URL are the gateway's; a part configured apart keeps one of its own;
+ * - one database client for each server the services' databases are on (databases.ts).
+ *
+ * Their configuration comes from the one environment: a key for one part alone is written with
  * its name first (`POSTS_LOG_LEVEL` is posts' LOG_LEVEL), and MONGO_URL names the server, on which
- * each service has its own database, named after it (`POSTS_MONGO_URL` to set one exactly). The
- * services whose databases are on one server reach them through one client (databases.ts).
+ * each service has its own database, named after it (`POSTS_MONGO_URL` to set one exactly).
  */
 import { verifierFollowing } from '@cs/auth';
 import { configOrExit } from '@cs/config';
 import { filesService } from '@cs/files/service';
-import { readConfig as readGatewayConfig } from '@cs/gateway/config';
-import { startGateway } from '@cs/gateway/gateway';
+import { gatewayPart } from '@cs/gateway/gateway';
 import { identityService } from '@cs/identity/service';
-import { hostInProcess, inProcessUrl, runServer } from '@cs/lifecycle';
+import { HostedServices, inProcessUrl, runServer } from '@cs/lifecycle';
 import { createLogger } from '@cs/log';
 import { withDatabase } from '@cs/mongo/database-url';
 import { notesService } from '@cs/notes/service';
 import { postsService } from '@cs/posts/service';
 import { realtimeService } from '@cs/realtime/service';
-import { type BaseConfig, type ServiceDefinition, type StartedService, startService } from '@cs/service';
+import { type BaseConfig, type PartDefinition, type StartedPart, startPart } from '@cs/service';
 import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 import { connectServers } from './databases';
 
 // biome-ignore lint/suspicious/noExplicitAny: each definition has its own config type
-export const SERVICES: readonly ServiceDefinition<any>[] = [
+export const SERVICES: readonly PartDefinition<any>[] = [
   identityService,
   postsService,
   notesService,
@@ -72,10 +76,10 @@ export interface RunningAll {
 /** Starts every part; a configuration that is wrong stops the process before anything starts. */
 export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOptions): Promise<RunningAll> {
   const configs = SERVICES.map((s) => configOrExit(s.name, s.readConfig, environmentOf(s.name, env)) as BaseConfig);
-  const gatewayConfig = configOrExit('gateway', readGatewayConfig, environmentOf('gateway', env));
+  const gatewayConfig = configOrExit('gateway', gatewayPart.readConfig, environmentOf('gateway', env));
   const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL });
-  const started: StartedService[] = [];
-  const hosted: { stop(): void }[] = [];
+  const hosted = new HostedServices();
+  const started: StartedPart[] = [];
   /** The process's one token verifier, following identity's revocation log for every part. */
   let tokens: ReturnType<typeof verifierFollowing> | undefined;
   try {
@@ -83,24 +87,33 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
     const metrics = await startMetrics('content-service', gatewayConfig);
     if (metrics) logger.info({ url: metrics.url }, 'metrics served');
     const servers = await connectServers(configs, createLogger({ name: 'database', level: gatewayConfig.LOG_LEVEL }));
-    tokens = verifierFollowing(gatewayConfig.IDENTITY_URL, gatewayConfig.JWT_SECRET, logger);
+    tokens = verifierFollowing({
+      identityUrl: gatewayConfig.IDENTITY_URL,
+      secret: gatewayConfig.JWT_SECRET,
+      logger,
+      fetch: hosted.fetch,
+    });
     const shared = tokens.verifier;
     const sharing = (config: BaseConfig & { JWT_SECRET?: string; IDENTITY_URL?: string }) =>
       config.JWT_SECRET === gatewayConfig.JWT_SECRET && config.IDENTITY_URL === gatewayConfig.IDENTITY_URL;
     await Promise.all(
       SERVICES.map(async (definition, i) => {
         const config = configs[i] as BaseConfig;
-        const service = await startService(
+        const service = await startPart(
           definition,
           config,
           createLogger({ name: definition.name, level: config.LOG_LEVEL }),
-          { database: servers.databases[i], tokens: sharing(config) ? shared : undefined },
+          {
+            database: servers.databases[i],
+            tokens: sharing(config) ? shared : undefined,
+            reach: hosted,
+          },
         );
         started.push(service);
-        hosted.push(hostInProcess(definition.name, service.app.callback()));
+        hosted.host(definition.name, service.app, { keepAliveTimeoutMs: service.keepAliveTimeoutMs });
       }),
     );
-    const gateway = startGateway(gatewayConfig, logger, shared);
+    const gateway = await startPart(gatewayPart, gatewayConfig, logger, { tokens: shared, reach: hosted });
     const server = await runServer({
       app: gateway.app,
       port: gatewayConfig.PORT,
@@ -108,15 +121,16 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
       logger,
       handleSignals,
       configure: gateway.configure,
+      keepAliveTimeoutMs: gateway.keepAliveTimeoutMs,
       onClosing: () => {
         for (const service of started) service.onClosing?.();
       },
       onClose: async () => {
         await gateway.close();
         await Promise.all(started.map((service) => service.close()));
+        hosted.close();
         tokens?.stop();
         await servers.close();
-        for (const host of hosted) host.stop();
         await metrics?.close();
         await stopTracing();
       },
@@ -124,6 +138,7 @@ export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOpt
     return { port: server.port, metricsUrl: metrics?.url, close: server.close };
   } catch (err) {
     tokens?.stop();
+    hosted.close();
     logger.fatal({ err }, 'could not start');
     throw err;
   }

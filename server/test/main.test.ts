@@ -1,6 +1,6 @@
 /**
- * The one entry's choices: SERVICES names what the process runs, and a configuration that is wrong
- * stops it before anything starts, naming the part and the key.
+ * The one process's entry: a configuration that is wrong stops it before anything starts, naming
+ * the part and the key.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -19,16 +19,9 @@ function run(env: Record<string, string>) {
   return { status, stderr };
 }
 
-describe('server/: SERVICES', () => {
-  it('when SERVICES names no part, then the process exits 1 naming the choices', () => {
-    expect(run({ SERVICES: 'everything', JWT_SECRET: SECRET })).toEqual({
-      status: 1,
-      stderr: 'SERVICES must be one of all, identity, posts, notes, files, realtime, gateway (got "everything")\n',
-    });
-  });
-
+describe('server/: the one process’s configuration', () => {
   it('when one part’s configuration is wrong, then the process exits 1 naming that part and the key, before any part starts', () => {
-    const { status, stderr } = run({ SERVICES: 'all', JWT_SECRET: SECRET });
+    const { status, stderr } = run({ JWT_SECRET: SECRET });
 
     expect(status).toBe(1);
     expect(stderr).toBe('identity: Invalid configuration: MONGO_URL is required\n');
@@ -36,7 +29,6 @@ describe('server/: SERVICES', () => {
 
   it('when a key is given for one part alone, then that part reads it, and the others keep the common one', () => {
     const { status, stderr } = run({
-      SERVICES: 'all',
       JWT_SECRET: SECRET,
       MONGO_URL: 'mongodb://127.0.0.1:1',
       POSTS_PUBLIC_CHANGES_PER_MINUTE: 'many',

@@ -15,9 +15,9 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { parseEnv, promisify } from 'node:util';
 import { REPO_ROOT } from './process';
 import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
 import { type SupervisedSystem, superviseOneProcess } from './supervisor';
@@ -31,9 +31,12 @@ const DEV_STORAGE = {
 };
 
 async function main(): Promise<void> {
+  // `.env` is read as a deployment reads an env file, and this process's own environment stays as it
+  // was given: a setting of the file that the environment does not set goes to every part, as its
+  // settings are given (`env` of the system's options).
   const dotenv = join(process.cwd(), '.env');
-  if (existsSync(dotenv)) process.loadEnvFile(dotenv);
-  const env = process.env;
+  const fileSettings = existsSync(dotenv) ? settingsOf(parseEnv(readFileSync(dotenv, 'utf8'))) : {};
+  const env: NodeJS.ProcessEnv = { ...fileSettings, ...process.env };
   const port = Number(env.PORT ?? 3000);
   // The web client is served by the gateway: its page may be opened under either name.
   const frontendOrigin = env.FRONTEND_ORIGIN ?? `http://localhost:${port},http://127.0.0.1:${port}`;
@@ -106,6 +109,7 @@ async function main(): Promise<void> {
     await promisify(execFile)(process.execPath, [join(__dirname, 'prepare-bucket.js'), JSON.stringify(bucket)]);
 
     const options = {
+      env: fileSettings,
       dataDir,
       mongoUrl: mongo.url,
       storage: { endpoint: storage.url, publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? storage.url, ...storageSettings },
@@ -161,6 +165,15 @@ function processModel(env: NodeJS.ProcessEnv, scaled: boolean): 'all' | 'split' 
   if (value !== 'all' && value !== 'split') throw new Error(`SERVICES must be all or split, not ${value}`);
   if (value === 'all' && scaled) throw new Error('REPLICAS and GATEWAYS run one process each: SERVICES=split');
   return value;
+}
+
+/** The settings of an env file that this process's environment does not set. */
+function settingsOf(file: NodeJS.Dict<string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(file).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && process.env[entry[0]] === undefined,
+    ),
+  );
 }
 
 /** A launcher setting that counts something: unset is 1. */

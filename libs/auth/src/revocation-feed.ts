@@ -8,9 +8,8 @@
  * enough: a revocation reaches every process within about a second (FOLLOW_EVERY_MS, plus the
  * read). With REDIS_URL or without, the bound is the same.
  */
-import { serviceFetch } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
-import { sampledGauge } from '@cs/telemetry';
+import { type Fetch, sampledGauge } from '@cs/telemetry';
 import { type RevocationBatch, RevocationList } from './revocations';
 import { createTokenVerifier, type TokenVerifier } from './verifier';
 
@@ -84,11 +83,11 @@ export function followRevocations(
   };
 }
 
-/** Identity's log, through HTTP from another process. */
-export function revocationsFrom(identityUrl: string): RevocationSource {
+/** Identity's log, through HTTP from another process (or another part of this one), by `fetch`. */
+export function revocationsFrom(identityUrl: string, fetch: Fetch): RevocationSource {
   const base = identityUrl.replace(/\/+$/, '');
   return async (after) => {
-    const res = await serviceFetch(`${base}/internal/revocations?after=${after}`, {
+    const res = await fetch(`${base}/internal/revocations?after=${after}`, {
       signal: AbortSignal.timeout(READ_TIMEOUT_MS),
     });
     if (!res.ok) {
@@ -103,32 +102,38 @@ export function revocationsFrom(identityUrl: string): RevocationSource {
   };
 }
 
+/** Where a part that is not identity finds its verifier. */
+export interface VerifierSource {
+  /** The process's one verifier, when it holds one for all its parts (the one-process mode). */
+  shared?: TokenVerifier;
+  identityUrl: string;
+  secret: string;
+  logger: Logger;
+  /** How identity's log is read: over the network, or in memory when identity is in this process. */
+  fetch: Fetch;
+}
+
 /**
  * The verifier of a process that is not identity: a revocation list that follows identity's log
  * from `identityUrl`. Stop it on shutdown.
  */
-export function verifierFollowing(
-  identityUrl: string,
-  secret: string,
-  logger: Logger,
-): { verifier: TokenVerifier; stop(): void; caughtUp(): Promise<void> } {
+export function verifierFollowing({ identityUrl, secret, logger, fetch }: VerifierSource): {
+  verifier: TokenVerifier;
+  stop(): void;
+  caughtUp(): Promise<void>;
+} {
   const list = new RevocationList();
-  const feed = followRevocations(list, revocationsFrom(identityUrl), { logger });
+  const feed = followRevocations(list, revocationsFrom(identityUrl, fetch), { logger });
   return { verifier: createTokenVerifier(secret, list), stop: feed.stop, caughtUp: feed.caughtUp };
 }
 
 /**
  * The verifier of one part of a process that is not identity: `shared`, when the process holds one
  * for all its parts (the one-process mode: one list, one follower of the log, stopped by the
- * process), or else one of the part's own, following identity's log from `identityUrl`. Stop it
- * on shutdown (a shared one is left to its holder).
+ * process), or else one of the part's own, following identity's log. Stop it on shutdown (a shared
+ * one is left to its holder).
  */
-export function verifierOf(
-  shared: TokenVerifier | undefined,
-  identityUrl: string,
-  secret: string,
-  logger: Logger,
-): { verifier: TokenVerifier; stop(): void } {
-  if (shared) return { verifier: shared, stop: () => {} };
-  return verifierFollowing(identityUrl, secret, logger);
+export function verifierOf(source: VerifierSource): { verifier: TokenVerifier; stop(): void } {
+  if (source.shared) return { verifier: source.shared, stop: () => {} };
+  return verifierFollowing(source);
 }

@@ -20,7 +20,6 @@
  * storage's SDK), under the context it was asked in.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { serviceFetch } from '@cs/lifecycle';
 import {
   type Attributes,
   type Context,
@@ -170,20 +169,26 @@ export function startCallSpan(name: string, attributes: () => Attributes): CallS
   };
 }
 
+/** A `fetch` of the shape of the global one: how a process calls its services. */
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
+
 /**
- * `fetch` for calls between our services (serviceFetch: in memory to a service hosted in this
- * process), in a client span of its own, whose context the request carries to the server
- * (`traceparent`). The span ends when the answer's headers arrive.
+ * `fetch`, each call in a client span of its own, whose context the request carries to the server
+ * (`traceparent`): for calls between our services. The span ends when the answer's headers arrive.
  */
-export async function tracedFetch(url: string, init: RequestInit & { headers?: Record<string, string> }) {
-  const method = init.method ?? 'GET';
-  const span = startClientSpan(method, url, method);
-  try {
-    const res = await serviceFetch(url, { ...init, headers: { ...init.headers, ...span.headers } });
-    span.end(res.status);
-    return res;
-  } catch (err) {
-    span.end(err instanceof Error ? err : new Error(String(err)));
-    throw err;
-  }
+export function traced(fetch: Fetch): Fetch {
+  return async (url, init = {}) => {
+    const method = init.method ?? 'GET';
+    const span = startClientSpan(method, url, method);
+    try {
+      const headers = new Headers(init.headers);
+      for (const [name, value] of Object.entries(span.headers)) headers.set(name, value);
+      const res = await fetch(url, { ...init, headers });
+      span.end(res.status);
+      return res;
+    } catch (err) {
+      span.end(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+  };
 }

@@ -1,5 +1,6 @@
 import type { TokenVerifier } from '@cs/auth';
 import { createServiceApp, deletedAccountRoutes } from '@cs/koa';
+import type { ServiceReach } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
@@ -24,9 +25,11 @@ export interface Deps {
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
   tokens: TokenVerifier;
+  /** How the services this one calls are reached: over the network, or in memory in one process. */
+  reach: ServiceReach;
 }
 
-export async function createApp({ config, connection, logger, tokens }: Deps) {
+export async function createApp({ config, connection, logger, tokens, reach }: Deps) {
   const model = uploadModel(connection);
   const slotModel = linkSlotModel(connection);
   const multipartSlotsModel = multipartSlotModel(connection);
@@ -69,6 +72,7 @@ export async function createApp({ config, connection, logger, tokens }: Deps) {
   const uploads = createUploads({ model, records, release, slots, budget, storage, settings, logger });
   const notes = createNotesClient({
     baseUrl: config.NOTES_URL,
+    fetch: reach.fetch,
     secret: config.JWT_SECRET,
     timeoutMs: config.NOTES_TIMEOUT,
   });

@@ -4,7 +4,7 @@
  * deleted account, so notes clears only that owner's note. Idempotent on the notes side.
  */
 import { signToken } from '@cs/auth';
-import { tracedFetch } from '@cs/telemetry';
+import { type Fetch, traced } from '@cs/telemetry';
 
 export interface NotesClient {
   attachmentRemoved(ownerId: string, key: string, reason: string): Promise<void>;
@@ -12,17 +12,21 @@ export interface NotesClient {
 
 export function createNotesClient({
   baseUrl,
+  fetch,
   secret,
   timeoutMs,
 }: {
   baseUrl: string;
+  /** How notes is reached (over the network, or in memory in one process). */
+  fetch: Fetch;
   secret: string;
   timeoutMs: number;
 }): NotesClient {
+  const call = traced(fetch);
   return {
     async attachmentRemoved(ownerId, key, reason) {
       const token = signToken(ownerId, { secret, expiresIn: '5m' });
-      const res = await tracedFetch(`${baseUrl}/internal/attachments/removed`, {
+      const res = await call(`${baseUrl}/internal/attachments/removed`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ key, reason }),

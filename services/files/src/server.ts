@@ -1,5 +1,5 @@
-import { runService } from '@cs/service';
+import { runPart } from '@cs/service';
 import { filesService } from './service';
 
 /** Files in a process of its own. */
-void runService(filesService);
+void runPart(filesService);

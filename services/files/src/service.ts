@@ -1,18 +1,17 @@
-import { verifierOf } from '@cs/auth';
-import { repeatEvery } from '@cs/lifecycle';
+import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
-import type { ServiceDefinition } from '@cs/service';
+import type { PartDefinition } from '@cs/service';
 import { createApp, sweepOnce } from './app';
 import { type Config, readConfig } from './config';
 
 /** Files: its configuration, and what it starts and stops around its app. */
-export const filesService: ServiceDefinition<Config> = {
+export const filesService: PartDefinition<Config> = {
   name: 'files',
   readConfig,
+  keepAliveTimeoutMs: SERVICE_KEEP_ALIVE_TIMEOUT_MS,
   build: async (deps) => {
-    const { config, logger } = deps;
-    const tokens = verifierOf(deps.tokens, config.IDENTITY_URL, config.JWT_SECRET, logger);
-    const { app, sweeper, removals, storage, turns, accounts } = await createApp({ ...deps, tokens: tokens.verifier });
+    const { logger } = deps;
+    const { app, sweeper, removals, storage, turns, accounts } = await createApp(deps);
     const stopSweeper = repeatEvery(
       deps.config.SWEEP_INTERVAL,
       () => sweepOnce(sweeper, logger),
@@ -28,7 +27,6 @@ export const filesService: ServiceDefinition<Config> = {
       app,
       onClose: async () => {
         stopPruning();
-        tokens.stop();
         await stopSweeper();
         await stopRemovals();
         await stopPurges();

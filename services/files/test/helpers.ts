@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
+import { overTheNetwork } from '@cs/lifecycle';
 import type { DeletedAccounts } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import {
@@ -86,6 +87,7 @@ export async function startFiles(
     connection: database.connection,
     logger: logs.logger,
     tokens: verifierWithoutRevocations(),
+    reach: overTheNetwork,
   });
   const bucket = new ObjectStorage(s3);
   return {

@@ -15,7 +15,7 @@
 import { signToken } from '@cs/auth';
 import type { Logger } from '@cs/log';
 import { createOutbox } from '@cs/outbox';
-import { tracedFetch } from '@cs/telemetry';
+import { type Fetch, traced } from '@cs/telemetry';
 import type { Connection } from 'mongoose';
 import { accountDeletionModel, type DeletionRecord, type UserModel } from './model';
 
@@ -40,6 +40,7 @@ export function createAccountDeletions({
   users,
   forget,
   owners,
+  fetch,
   secret,
   timeoutMs,
   logger,
@@ -50,15 +51,18 @@ export function createAccountDeletions({
   forget: (userId: string) => Promise<void>;
   /** Each owner's base URL. */
   owners: Record<Owner, string>;
+  /** How the owners are reached (over the network, or in memory in one process). */
+  fetch: Fetch;
   secret: string;
   timeoutMs: number;
   logger: Logger;
 }): AccountDeletions {
   const deletions = accountDeletionModel(connection);
+  const call = traced(fetch);
 
   async function tell(owner: Owner, userId: string): Promise<void> {
     const token = signToken(userId, { secret, expiresIn: '5m' });
-    const res = await tracedFetch(`${owners[owner]}/internal/users/deleted`, {
+    const res = await call(`${owners[owner]}/internal/users/deleted`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}` },
       signal: AbortSignal.timeout(timeoutMs),

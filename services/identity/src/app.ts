@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { createTokenVerifier, followRevocations, RevocationList } from '@cs/auth';
 import { parseDuration } from '@cs/config';
 import { createBulkhead, createServiceApp } from '@cs/koa';
+import type { ServiceReach } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { type Connection, createTurns, isMongoReady } from '@cs/mongo';
 import { createAccountDeletions } from './account-deletions';
@@ -43,9 +44,11 @@ export interface Deps {
   logger: Logger;
   /** How e-mail goes out; none: password reset answers 503. */
   mailer: Mailer | undefined;
+  /** How the services this one calls are reached: over the network, or in memory in one process. */
+  reach: ServiceReach;
 }
 
-export async function createApp({ config, connection, logger, mailer }: Deps) {
+export async function createApp({ config, connection, logger, mailer, reach }: Deps) {
   const users = userModel(connection);
   const sessionRecords = sessionModel(connection);
   const sessionEnds = sessionEndModel(connection);
@@ -95,6 +98,7 @@ export async function createApp({ config, connection, logger, mailer }: Deps) {
       await Promise.all([resets.forget(userId), sessions.forgetAll(userId)]);
     },
     owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
+    fetch: reach.fetch,
     secret: config.JWT_SECRET,
     timeoutMs: config.DELETION_TIMEOUT,
     logger,

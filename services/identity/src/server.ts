@@ -1,5 +1,5 @@
-import { runService } from '@cs/service';
+import { runPart } from '@cs/service';
 import { identityService } from './service';
 
 /** Identity in a process of its own. */
-void runService(identityService);
+void runPart(identityService);

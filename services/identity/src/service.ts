@@ -1,5 +1,5 @@
-import { repeatEvery } from '@cs/lifecycle';
-import type { ServiceDefinition } from '@cs/service';
+import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
+import type { PartDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
 import { createMailer } from './mailer';
@@ -7,9 +7,10 @@ import { createMailer } from './mailer';
 const TEN_MINUTES = 10 * 60_000;
 
 /** Identity: its configuration, and what it starts and stops around its app. */
-export const identityService: ServiceDefinition<Config> = {
+export const identityService: PartDefinition<Config> = {
   name: 'identity',
   readConfig,
+  keepAliveTimeoutMs: SERVICE_KEEP_ALIVE_TIMEOUT_MS,
   build: async (deps) => {
     const { config, logger } = deps;
     const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);

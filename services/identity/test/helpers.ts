@@ -1,4 +1,5 @@
 import type { Bulkhead } from '@cs/koa';
+import { overTheNetwork } from '@cs/lifecycle';
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
 import type { AccountDeletions } from '../src/account-deletions';
 import { createApp } from '../src/app';
@@ -84,7 +85,7 @@ async function identityOn(
   logger: ReturnType<typeof captureLogger>['logger'],
 ): Promise<Built> {
   const mailer = createMailer(settings.SMTP_URL, 'Content Service <no-reply@content-service.invalid>');
-  const app = await createApp({ config: settings, connection, logger, mailer });
+  const app = await createApp({ config: settings, connection, logger, mailer, reach: overTheNetwork });
   const following = app.followLog();
   await following.caughtUp();
   return { ...app, following };

@@ -1,3 +1,4 @@
+import { overTheNetwork } from '@cs/lifecycle';
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, testDatabaseUrl } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createApp } from '../src/app';
@@ -23,6 +24,7 @@ describe('the production bcrypt cost', () => {
       connection: db.connection,
       logger: captureLogger().logger,
       mailer: undefined,
+      reach: overTheNetwork,
     });
     await api(app.callback())
       .post('/api/auth/register')

@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '@cs/auth';
 import type { EventBus } from '@cs/event-bus';
 import { createServiceApp, deletedAccountRoutes, writeBulkhead } from '@cs/koa';
+import type { ServiceReach } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
 import { type Connection, createDeletedAccounts, createTurns, isMongoReady } from '@cs/mongo';
 import type { Config } from './config';
@@ -21,9 +22,11 @@ export interface Deps {
   tokens: TokenVerifier;
   /** Where the change events go (the realtime service's streams). */
   bus: EventBus;
+  /** How the services this one calls are reached: over the network, or in memory in one process. */
+  reach: ServiceReach;
 }
 
-export async function createApp({ config, connection, logger, tokens, bus }: Deps) {
+export async function createApp({ config, connection, logger, tokens, bus, reach }: Deps) {
   const notes = noteModel(connection);
   const pending = pendingReleaseModel(connection);
   const eventEntries = noteEventModel(connection);
@@ -31,6 +34,7 @@ export async function createApp({ config, connection, logger, tokens, bus }: Dep
   const turns = await createTurns(connection);
   const files = createFilesClient({
     baseUrl: config.FILES_URL,
+    fetch: reach.fetch,
     timeoutMs: config.FILES_TIMEOUT,
     retryWindowMs: config.FILES_RETRY_WINDOW,
   });

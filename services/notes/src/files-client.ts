@@ -11,7 +11,7 @@
  */
 import { HttpError, notDelivered } from '@cs/errors';
 import { createRetryWindow, retryWithin } from '@cs/lifecycle';
-import { tracedFetch } from '@cs/telemetry';
+import { type Fetch, traced } from '@cs/telemetry';
 import { messages } from './messages';
 
 /** What a claimed key holds: the file as its uploader named it, its size in bytes and its type. */
@@ -29,22 +29,26 @@ export interface FilesClient {
 
 export function createFilesClient({
   baseUrl,
+  fetch,
   timeoutMs,
   retryWindowMs = 0,
 }: {
   baseUrl: string;
+  /** How files is reached (over the network, or in memory in one process). */
+  fetch: Fetch;
   timeoutMs: number;
   retryWindowMs?: number;
 }): FilesClient {
   /** Shared by every call: files being down is learnt once, not by each request. */
   const retries = createRetryWindow(retryWindowMs);
+  const post = traced(fetch);
 
   function send(path: string, key: string, authorization: string, retry: boolean): Promise<Response> {
     return retryWithin(
       retries,
       (err) => retry && notDelivered(err),
       () =>
-        tracedFetch(`${baseUrl}/internal/uploads/${path}`, {
+        post(`${baseUrl}/internal/uploads/${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization },
           body: JSON.stringify({ key }),

@@ -1,5 +1,5 @@
-import { runService } from '@cs/service';
+import { runPart } from '@cs/service';
 import { notesService } from './service';
 
 /** Notes in a process of its own. */
-void runService(notesService);
+void runPart(notesService);

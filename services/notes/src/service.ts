@@ -1,22 +1,20 @@
-import { verifierOf } from '@cs/auth';
 import { busClient, createEventBus } from '@cs/event-bus';
-import { repeatEvery } from '@cs/lifecycle';
+import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
-import type { ServiceDefinition } from '@cs/service';
+import type { PartDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
 
 /** Notes: its configuration, and what it starts and stops around its app. */
-export const notesService: ServiceDefinition<Config> = {
+export const notesService: PartDefinition<Config> = {
   name: 'notes',
   readConfig,
+  keepAliveTimeoutMs: SERVICE_KEEP_ALIVE_TIMEOUT_MS,
   build: async (deps) => {
     const { config, logger } = deps;
-    const tokens = verifierOf(deps.tokens, config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = busClient(config.REDIS_URL);
     const { app, outbox, events, turns, accounts } = await createApp({
       ...deps,
-      tokens: tokens.verifier,
       bus: createEventBus(redis),
     });
     const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
@@ -29,7 +27,6 @@ export const notesService: ServiceDefinition<Config> = {
       app,
       onClose: async () => {
         stopPruning();
-        tokens.stop();
         await stopOutbox();
         await stopEvents();
         await stopPurges();

@@ -1,3 +1,4 @@
+import { overTheNetwork } from '@cs/lifecycle';
 /**
  * Writes racing for one note, on two replicas of the notes service sharing the run's real
  * database (FerretDB by default, where a filtered update is not atomic): whatever the order, no
@@ -27,6 +28,7 @@ beforeAll(async () => {
     logger: captureLogger('notes-replica').logger,
     tokens: verifierWithoutRevocations(),
     bus: h.events.bus,
+    reach: overTheNetwork,
   });
   other = api(replica.app.callback());
 }, 60_000);
@@ -104,7 +106,7 @@ describe('writes racing for one note', () => {
     for (let i = 0; i < 3; i++) {
       const connection = await mongoose.createConnection(h.dbUrl).asPromise();
       connections.push(connection);
-      const real = createFilesClient({ baseUrl: h.files.url, timeoutMs: 2000 });
+      const real = createFilesClient({ baseUrl: h.files.url, fetch: overTheNetwork.fetch, timeoutMs: 2000 });
       // The real client, counting what it sends.
       const counting: FilesClient = {
         ...real,

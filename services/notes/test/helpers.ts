@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
+import { overTheNetwork } from '@cs/lifecycle';
 import type { DeletedAccounts } from '@cs/mongo';
 import { ObjectStorage } from '@cs/storage';
 import {
@@ -130,6 +131,7 @@ export async function startNotes(
       logger: logs.logger,
       tokens: verifierWithoutRevocations(),
       bus: events.bus,
+      reach: overTheNetwork,
     });
   } catch (err) {
     // Never leave the files process behind when the suite cannot start.

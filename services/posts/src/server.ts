@@ -1,5 +1,5 @@
-import { runService } from '@cs/service';
+import { runPart } from '@cs/service';
 import { postsService } from './service';
 
 /** Posts in a process of its own. */
-void runService(postsService);
+void runPart(postsService);

@@ -1,22 +1,20 @@
-import { verifierOf } from '@cs/auth';
 import { busClient, createEventBus } from '@cs/event-bus';
-import { repeatEvery } from '@cs/lifecycle';
+import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
-import type { ServiceDefinition } from '@cs/service';
+import type { PartDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
 
 /** Posts: its configuration, and what it starts and stops around its app. */
-export const postsService: ServiceDefinition<Config> = {
+export const postsService: PartDefinition<Config> = {
   name: 'posts',
   readConfig,
+  keepAliveTimeoutMs: SERVICE_KEEP_ALIVE_TIMEOUT_MS,
   build: async (deps) => {
     const { config, logger } = deps;
-    const tokens = verifierOf(deps.tokens, config.IDENTITY_URL, config.JWT_SECRET, logger);
     const redis = busClient(config.REDIS_URL);
     const { app, turns, events, accounts } = await createApp({
       ...deps,
-      tokens: tokens.verifier,
       bus: createEventBus(redis),
     });
     const stopPruning = turns.startPruning();
@@ -28,7 +26,6 @@ export const postsService: ServiceDefinition<Config> = {
       app,
       onClose: async () => {
         stopPruning();
-        tokens.stop();
         await stopEvents();
         await stopPurges();
         redis.disconnect();

@@ -1,5 +1,5 @@
-import { runService } from '@cs/service';
+import { runPart } from '@cs/service';
 import { realtimeService } from './service';
 
 /** Realtime in a process of its own. */
-void runService(realtimeService);
+void runPart(realtimeService);
