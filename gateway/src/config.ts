@@ -1,11 +1,8 @@
-import { type ConfigOf, env, hostSpec, metricsSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, partSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
-  PORT: env.port(3000),
-  ...hostSpec,
-  ...metricsSpec,
+  ...partSpec(3000),
   JWT_SECRET: env.secret(32),
-  LOG_LEVEL: env.logLevel(),
   IDENTITY_URL: env.url('http://127.0.0.1:4001'),
   POSTS_URL: env.url('http://127.0.0.1:4002'),
   NOTES_URL: env.url('http://127.0.0.1:4003'),

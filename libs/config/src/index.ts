@@ -173,6 +173,17 @@ export const revocationsSpec = {
 };
 
 /**
+ * What every part has, the gateway and each service: where it listens (`port` by default), where
+ * its metrics are served, and how much it logs.
+ */
+export function partSpec(port: number) {
+  return { PORT: env.port(port), ...hostSpec, ...metricsSpec, LOG_LEVEL: env.logLevel() };
+}
+
+/** What a service that checks tokens has besides (every service but identity, which keeps the log). */
+export const tokenChecksSpec = { ...jwtSpec, ...revocationsSpec };
+
+/**
  * A process's configuration: from process.env, or from `source` alone when a test gives one.
  */
 export function readEnvConfig<S extends Spec>(spec: S, source: Env = process.env): ConfigOf<S> {

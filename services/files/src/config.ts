@@ -1,4 +1,4 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig, revocationsSpec } from '@cs/config';
+import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec } from '@cs/config';
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
@@ -13,13 +13,9 @@ export const DEFAULT_ALLOWED_TYPES = [
 ];
 
 export const configSpec = {
-  ...jwtSpec,
-  ...revocationsSpec,
-  PORT: env.port(4004),
-  ...hostSpec,
-  ...metricsSpec,
+  ...partSpec(4004),
+  ...tokenChecksSpec,
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.logLevel(),
   S3_ENDPOINT: env.url(),
   /** The address browsers use for storage; signed links carry it. */
   S3_PUBLIC_ENDPOINT: env.string(''),

@@ -1,12 +1,9 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig } from '@cs/config';
+import { type ConfigOf, env, jwtSpec, partSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
+  ...partSpec(4001),
   ...jwtSpec,
-  PORT: env.port(4001),
-  ...hostSpec,
-  ...metricsSpec,
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.logLevel(),
   /** A session ends this long after its last refresh (sessions.ts). */
   SESSION_IDLE_TTL: env.durationMs('14d'),
   /** A session ends this long after its login, however often it is refreshed. */

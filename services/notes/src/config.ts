@@ -1,23 +1,10 @@
-import {
-  type ConfigOf,
-  env,
-  hostSpec,
-  jwtSpec,
-  metricsSpec,
-  readEnvConfig,
-  revocationsSpec,
-  writesSpec,
-} from '@cs/config';
+import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec, writesSpec } from '@cs/config';
 
 export const configSpec = {
-  ...jwtSpec,
-  ...revocationsSpec,
-  PORT: env.port(4003),
-  ...hostSpec,
-  ...metricsSpec,
+  ...partSpec(4003),
+  ...tokenChecksSpec,
   ...writesSpec,
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.logLevel(),
   FILES_URL: env.url('http://127.0.0.1:4004'),
   /** How long a call to the files service may take before the operation answers 503. */
   FILES_TIMEOUT: env.durationMs('3s'),

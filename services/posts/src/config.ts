@@ -1,23 +1,10 @@
-import {
-  type ConfigOf,
-  env,
-  hostSpec,
-  jwtSpec,
-  metricsSpec,
-  readEnvConfig,
-  revocationsSpec,
-  writesSpec,
-} from '@cs/config';
+import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec, writesSpec } from '@cs/config';
 
 export const configSpec = {
-  ...jwtSpec,
-  ...revocationsSpec,
-  PORT: env.port(4002),
-  ...hostSpec,
-  ...metricsSpec,
+  ...partSpec(4002),
+  ...tokenChecksSpec,
   ...writesSpec,
   MONGO_URL: env.url(),
-  LOG_LEVEL: env.logLevel(),
   /** The event bus (Redis Streams) the realtime service reads. */
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   /** How often change events no live process sent are looked for (the outbox's fallback). */

@@ -1,12 +1,8 @@
-import { type ConfigOf, env, hostSpec, jwtSpec, metricsSpec, readEnvConfig, revocationsSpec } from '@cs/config';
+import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec } from '@cs/config';
 
 export const configSpec = {
-  ...jwtSpec,
-  ...revocationsSpec,
-  PORT: env.port(4005),
-  ...hostSpec,
-  ...metricsSpec,
-  LOG_LEVEL: env.logLevel(),
+  ...partSpec(4005),
+  ...tokenChecksSpec,
   /** The bus (Redis Streams) the services publish to, and where stream tickets are kept. */
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   /** A comment line this often on every stream: under every idle timeout on the way. */
