@@ -39,16 +39,18 @@
  * - polling (`start`) is only the fallback, for entries no live process dispatched or retried:
  *   it leaves an entry never tried to its dispatch for FIRST_TRY_MS;
  * - the backlog is served as `outbox_entries` and `outbox_oldest_entry_age_seconds{outbox=name}`.
+ *
+ * One try of one entry is attempt.ts; the order of one document's entries, document-order.ts.
  */
 
 import { repeatEvery } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
-import { backlogOf, batchedByTurn, insertTogether, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
+import { backlogOf, insertTogether, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
 import type { Model } from 'mongoose';
-import { backoffMs } from './backoff';
+import { createAttempt, type Dispatched, FIRST_TRY_MS } from './attempt';
+import { createDocumentOrder } from './document-order';
 import type { OutboxEntry } from './entry';
-import { createLeases } from './lease';
 
 /** After this long, a write an entry announces has landed or never will (`@cs/mongo` turns). */
 export const SETTLE_MS = STALE_MS;
@@ -59,22 +61,6 @@ export function isSettled(entry: Pick<OutboxEntry, 'createdAt'>, now = Date.now(
 }
 /** How long a taken try is left to its taker before another worker may take the next. */
 export const LEASE_MS = 30_000;
-/**
- * A poll leaves an entry this young, never tried, to the dispatch that follows its write: taken by
- * a poll before that write lands, its try would fail and send it into a backoff the dispatch then
- * waits out.
- */
-export const FIRST_TRY_MS = 1_000;
-/**
- * A try still at work after this long is recorded on its entry (attempts, and due when its lease
- * ends); one done sooner is deleted without it. Well below FIRST_TRY_MS, so that a poll finds a
- * try that outlives it recorded, and well above a handler's usual few milliseconds.
- */
-const RECORD_AFTER_MS = 200;
-/** Dispatched entries kept waiting for an earlier one, at most. */
-const MAX_WAITING = 1_000;
-/** Documents whose last entry done in this process is remembered (for `after`), at most. */
-const MAX_REMEMBERED = 1_000;
 /** Entries read per query of a pass. */
 const BATCH = 20;
 
@@ -99,20 +85,6 @@ export interface OutboxOptions<E extends OutboxEntry, W = never> {
   leaseMs?: number;
 }
 
-/** What a dispatch may tell of its entry's write. */
-export interface Dispatched<W> {
-  /** What the write wrote, handed to the handler on this try. */
-  written?: W;
-  /** The entry is its document's first (the write created the document): no earlier one to wait for. */
-  first?: boolean;
-  /**
-   * The `_id` of the one entry that can come before this one (the document's previous version's).
-   * When this process did that entry, nothing earlier is left: it was done only once it was first,
-   * and the entries before it were written before it. Otherwise the order is looked up.
-   */
-  after?: unknown;
-}
-
 export interface Outbox<E extends OutboxEntry, W = never> {
   /**
    * Writes an entry (step 1 of the recipe). With an `_id`, idempotent: an entry already there is
@@ -134,8 +106,6 @@ export interface Outbox<E extends OutboxEntry, W = never> {
   backlog(): Promise<{ entries: number; oldest?: Date }>;
 }
 
-type Outcome = 'done' | 'failed' | 'not taken';
-
 export function createOutbox<E extends OutboxEntry, W = never>({
   name,
   entries,
@@ -145,24 +115,8 @@ export function createOutbox<E extends OutboxEntry, W = never>({
   logger,
   leaseMs = LEASE_MS,
 }: OutboxOptions<E, W>): Outbox<E, W> {
-  const leases = createLeases(entries.db, name, { leaseMs });
-  const idOf = (entry: E) => String(entry._id);
-  /** Entries being tried in this process: never twice at once here. */
-  const trying = new Set<string>();
   const insert = insertTogether(entries);
-  const deleteDone = batchedByTurn<unknown, void>(async (ids) => {
-    await entries.deleteMany({ _id: trusted({ $in: ids }) } as never).exec();
-    return ids.map(() => ({ value: undefined }));
-  });
-  /**
-   * Entries dispatched while an earlier one of their document was there, with what their write
-   * wrote: tried once it is done, still without a read.
-   */
-  const waiting = new Map<string, { entry: E; written?: W }>();
-  /** Of recently done documents (`orderBy`), the last entry this process did (`after`). */
-  const doneHere = new Map<string, string>();
   const running = new Set<Promise<unknown>>();
-  let ordered: Promise<unknown> | undefined;
 
   const background = (work: Promise<unknown>) => {
     const done = work
@@ -171,110 +125,8 @@ export function createOutbox<E extends OutboxEntry, W = never>({
     running.add(done);
   };
 
-  /** The earliest entry about the same document as `entry` (itself, when it is first). */
-  async function firstOf(entry: E): Promise<string | undefined> {
-    if (!orderBy) return idOf(entry);
-    ordered ??= entries.collection.createIndex({ [orderBy]: 1, createdAt: 1, _id: 1 });
-    await ordered;
-    const first = await entries
-      .findOne({ [orderBy]: entry[orderBy as keyof E] } as never)
-      .sort({ createdAt: 1, _id: 1 })
-      .select('_id')
-      .lean<{ _id: unknown }>();
-    return first ? String(first._id) : undefined;
-  }
-
-  /** `id` was the last entry of `document` done here: its successor's dispatch need not look. */
-  function remember(document: string, id: string): void {
-    doneHere.delete(document);
-    doneHere.set(document, id);
-    if (doneHere.size > MAX_REMEMBERED) doneHere.delete(doneHere.keys().next().value as string);
-  }
-
-  /**
-   * After an entry of an ordered outbox is done, the next one of its document, if dispatched here
-   * (nothing to look up when none of its document waits here).
-   */
-  function next(entry: E): void {
-    if (!orderBy) return;
-    const document = entry[orderBy as keyof E];
-    if (![...waiting.values()].some((waits) => waits.entry[orderBy as keyof E] === document)) return;
-    background(
-      (async () => {
-        const first = await firstOf(entry);
-        const successor = first && waiting.get(first);
-        if (successor) await attempt(successor.entry, Date.now(), { written: successor.written });
-      })(),
-    );
-  }
-
-  async function attempt(entry: E, readAt: number, dispatched: Dispatched<W> | undefined): Promise<Outcome> {
-    const id = idOf(entry);
-    if (trying.has(id)) return 'not taken';
-    trying.add(id);
-    try {
-      return await tryEntry(entry, readAt, dispatched);
-    } finally {
-      trying.delete(id);
-    }
-  }
-
-  async function tryEntry(entry: E, readAt: number, dispatched: Dispatched<W> | undefined): Promise<Outcome> {
-    const attempts = entry.attempts ?? 0;
-    if (entry.dueAt.getTime() > readAt) return 'not taken';
-    const id = idOf(entry);
-    const follows =
-      orderBy !== undefined &&
-      dispatched?.after !== undefined &&
-      doneHere.get(String(entry[orderBy as keyof E])) === String(dispatched.after);
-    if (!dispatched?.first && !follows && (await firstOf(entry)) !== id) {
-      if (dispatched && !waiting.has(id)) {
-        const { written } = dispatched;
-        waiting.set(id, { entry, written });
-        // Those whose earlier entry another process finished are found by a poll instead.
-        if (waiting.size > MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
-        // The earlier entry may have been done between the read above and now, and looked for
-        // its successor before this one waited: asked once more, now that it waits, once this
-        // try has let go of it (`trying`).
-        background(new Promise((resolve) => setImmediate(resolve)).then(() => attempt(entry, Date.now(), { written })));
-      }
-      return 'not taken';
-    }
-    waiting.delete(id);
-    // No poll takes an entry this young and never tried: this try needs no lease (see above).
-    const unleased =
-      dispatched !== undefined && attempts === 0 && Date.now() - entry.createdAt.getTime() < FIRST_TRY_MS;
-    const tried = unleased ? 1 : await leases.take(id, attempts, readAt);
-    if (tried === undefined) return 'not taken';
-    const filter = { _id: entry._id } as never;
-    // The try is recorded on the entry (so that polls leave it alone until its lease ends) only
-    // when the handler is still at work after RECORD_AFTER_MS: most tries are done by then, and
-    // their entry is deleted instead. The lease decides who holds the try either way.
-    let recorded: Promise<unknown> | undefined;
-    const record = setTimeout(() => {
-      recorded = entries.updateOne(filter, { $set: { attempts: tried, dueAt: new Date(Date.now() + leaseMs) } }).exec();
-      recorded.catch(() => undefined);
-    }, RECORD_AFTER_MS);
-    try {
-      await handle({ ...entry, attempts: tried }, dispatched?.written);
-    } catch (err) {
-      clearTimeout(record);
-      await recorded?.catch(() => undefined);
-      const message = String((err as Error)?.message ?? err);
-      // A try that outlived its lease may overwrite a later try's due time: at worst one more try.
-      await entries.updateOne(filter, {
-        $set: { attempts: tried, dueAt: new Date(Date.now() + backoffMs(tried)), lastError: message },
-      });
-      logger.warn({ outbox: name, entry: id, attempts: tried, err: message }, `${what} failed; will retry`);
-      return 'failed';
-    }
-    clearTimeout(record);
-    await recorded?.catch(() => undefined);
-    await deleteDone(entry._id);
-    if (orderBy) remember(String(entry[orderBy as keyof E]), id);
-    next(entry);
-    return 'done';
-  }
+  const order = createDocumentOrder<E, W>(entries, orderBy);
+  const attempt = createAttempt<E, W>({ name, entries, handle, what, logger, leaseMs, order, background });
 
   const self: Outbox<E, W> = {
     async enqueue(fields) {
