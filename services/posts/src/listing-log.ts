@@ -21,12 +21,13 @@
  * log is still right, only a few more numbers are tried.
  *
  * Entries are kept RETAIN_MS, far longer than a replica keeps its listing without reading it all
- * again (twice listing.ts MAX_AGE_MS), so no replica can miss an entry that was already deleted.
+ * again (twice listing-catch-up.ts MAX_AGE_MS), so no replica can miss an entry that was already
+ * deleted.
  */
 import { appendNumbered, modelOf, readNumbered } from '@cs/mongo';
 import { type Connection, Schema } from 'mongoose';
 
-/** Longer than any replica's listing lives without being read again in full (see listing.ts). */
+/** Longer than any replica's listing lives without being read again in full (see listing-catch-up.ts). */
 export const RETAIN_MS = 120_000;
 /** Every this many entries, the writer of one moves the head hint up to it. */
 const HINT_EVERY = 16;

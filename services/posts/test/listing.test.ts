@@ -7,7 +7,8 @@ import { type api, tellDeleted } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
 import { coldListBulkhead } from '../src/app';
-import { createListing, FRESH_MS, markListingChanged, REFRESH_AFTER_MS } from '../src/listing';
+import { createListing, markListingChanged } from '../src/listing';
+import { FRESH_MS, REFRESH_AFTER_MS } from '../src/listing-catch-up';
 import { createListingLog, type ListingLog } from '../src/listing-log';
 import { postModel } from '../src/model';
 import {
