@@ -1,5 +1,5 @@
 /**
- * The gateway in front of services hosted in its own process (SERVICES=all): a request is handed
+ * The gateway in front of services hosted in its own process (server/): a request is handed
  * to the service's app in memory, and the client gets what it would get over HTTP: the body, the
  * gateway's headers, its rules on the answer's headers, its 504, streams as they are written, and
  * a connection that stays open for the next request.

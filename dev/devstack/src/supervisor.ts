@@ -14,7 +14,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RestartBackoff, restartBackoff } from './restart-backoff';
-import { type SystemOptions, type SystemProcess, startSystem, systemReady } from './system';
+import { type SystemProcess, startSystem, systemReady } from './system';
+import type { SystemOptions } from './system-options';
 
 export interface SupervisedSystem {
   gatewayUrl: string;
