@@ -16,6 +16,21 @@ export PATH="$root/node_modules/.bin:$PATH"
 export FAULTS_FIGURES_DIR="$root/.data/faults-figures"
 rm -rf "$FAULTS_FIGURES_DIR"
 status=0
-jest --selectProjects faults --maxWorkers=1 "$@" || status=$?
+# The servers' and processes' logs stay after the run (KEEP_TEST_DATA), so that a failure can be
+# read: on one, the end of every fault system's logs is printed below, as CI keeps only the output.
+marker="$(mktemp)"
+KEEP_TEST_DATA=1 jest --selectProjects faults --maxWorkers=1 "$@" || status=$?
+for dir in "$root"/.data/test-*/; do
+  [ "$dir" -nt "$marker" ] || continue
+  if [ "$status" -ne 0 ]; then
+    for log in "$dir"faults-*/logs/*.log; do
+      [ -f "$log" ] || continue
+      echo "== the end of ${log#"$root"/}"
+      tail -n 30 "$log"
+    done
+  fi
+  rm -rf "$dir"
+done
+rm -f "$marker"
 node bench/dist/src/faults-report.js "$FAULTS_FIGURES_DIR" bench/results || status=$?
 exit "$status"
