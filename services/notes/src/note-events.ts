@@ -81,8 +81,6 @@ export function createNoteEvents({
       outbox.dispatch(entry, { written, first: created, after: previousEntryId(entry.noteId, entry.version) }),
     /** Polls for entries no live process tried; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
-    /** Processes due entries now; how many were done. */
-    drain: (limit?: number) => outbox.drain(limit),
   };
 }
 
