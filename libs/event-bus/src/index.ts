@@ -1,16 +1,12 @@
 export {
-  audienceOf,
-  type BusEvent,
-  busClient,
-  compareIds,
-  connectBus,
   createEventBus,
   DEFAULT_RETENTION,
   type EventBus,
-  isEventId,
   KEY_TTL_MS,
   type Resumed,
   type ResumeScope,
   type Retention,
-  type StoredEvent,
 } from './bus';
+export { busClient, connectBus } from './connection';
+export { audienceOf, type BusEvent, type StoredEvent } from './event';
+export { compareIds, isEventId } from './event-id';
