@@ -1,4 +1,5 @@
 export { createConformanceChecker, type ObservedResponse } from './conformance';
+export * from './events';
 export * from './limits';
 export * from './messages';
 export { API_VERSION, openApiDocument } from './openapi';

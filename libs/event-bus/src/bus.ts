@@ -37,7 +37,9 @@ export interface Retention {
  * What a reader gets after an id: the events (and whether more may follow them), or `gap` when
  * some after it are gone.
  */
-export type Resumed = { gap: false; events: StoredEvent[]; more: boolean } | { gap: true };
+export type Resumed<E extends BusEvent = BusEvent> =
+  | { gap: false; events: StoredEvent<E>[]; more: boolean }
+  | { gap: true };
 
 /** Which events a resume reads: those of these audiences (`audienceOf`), or all when none are named. */
 export interface ResumeScope {
@@ -46,19 +48,23 @@ export interface ResumeScope {
   maxBytes?: number;
 }
 
-function parse(id: string, fields: string[]): StoredEvent {
+function parse<E extends BusEvent>(id: string, fields: string[]): StoredEvent<E> {
   const at = fields.indexOf(FIELD);
-  return { id, ...(JSON.parse(fields[at + 1] ?? '{}') as BusEvent) };
+  return { id, ...(JSON.parse(fields[at + 1] ?? '{}') as E) };
 }
 
-export interface EventBus {
+/**
+ * The bus of a stream whose publishers put `E` on it (the bus checks nothing of it: a reader gets
+ * back what was published).
+ */
+export interface EventBus<E extends BusEvent = BusEvent> {
   /** Appends `event` once for `key` (at least once from the caller, once in the stream). Its id, or null when the key was seen. */
-  publish(event: BusEvent, key: string): Promise<string | null>;
+  publish(event: E, key: string): Promise<string | null>;
   /**
    * The events after `id` (of the scope's audiences), up to `max` and the scope's bytes, with
    * `more` when a next read may find others; or `gap` when the stream no longer has them all.
    */
-  after(id: string, max: number, scope?: ResumeScope): Promise<Resumed>;
+  after(id: string, max: number, scope?: ResumeScope): Promise<Resumed<E>>;
   /** The newest id now ('0-0' when the stream is empty): where a new subscriber starts. */
   newest(): Promise<string>;
   /** Drops what the retention's time and count no longer need; how many events went. */
@@ -67,7 +73,7 @@ export interface EventBus {
    * Delivers every event after `from`, in order, as it is appended, until stopped: on a
    * connection of its own (a blocking read holds it). A failed read is reported and tried again.
    */
-  follow(from: string, deliver: (events: StoredEvent[]) => void, failed: (err: unknown) => void): { stop(): void };
+  follow(from: string, deliver: (events: StoredEvent<E>[]) => void, failed: (err: unknown) => void): { stop(): void };
 }
 
 /** How long one blocking read waits for new events before it asks again. */
@@ -82,10 +88,10 @@ export const DEFAULT_RETENTION: Retention = { keepMs: 15 * 60_000, keepEvents: 2
 /** How long a published event's key is remembered: an outbox entry handled again within it publishes nothing. */
 export const KEY_TTL_MS = 60 * 60_000;
 
-export function createEventBus(
+export function createEventBus<E extends BusEvent = BusEvent>(
   redis: Redis,
   { stream = 'realtime:events', retention = DEFAULT_RETENTION }: { stream?: string; retention?: Retention } = {},
-): EventBus {
+): EventBus<E> {
   const keyTtlMs = Math.max(KEY_TTL_MS, 2 * retention.keepMs);
   const bytesKey = `${stream}:bytes`;
   const boundKey = `${stream}:max-bytes`;
@@ -121,9 +127,9 @@ export function createEventBus(
         maxBytes,
       )) as [string, ...(string | number)[]];
       if (reply[0] === 'gap') return { gap: true };
-      const events: StoredEvent[] = [];
+      const events: StoredEvent<E>[] = [];
       for (let i = 2; i < reply.length; i += 2) {
-        events.push({ id: String(reply[i]), ...(JSON.parse(String(reply[i + 1])) as BusEvent) });
+        events.push({ id: String(reply[i]), ...(JSON.parse(String(reply[i + 1])) as E) });
       }
       return { gap: false, events, more: reply[1] === 1 };
     },
@@ -149,7 +155,7 @@ export function createEventBus(
             const entries = read?.[0]?.[1] ?? [];
             if (entries.length === 0) continue;
             last = (entries.at(-1) as [string, string[]])[0];
-            deliver(entries.map(([entryId, fields]) => parse(entryId, fields)));
+            deliver(entries.map(([entryId, fields]) => parse<E>(entryId, fields)));
           } catch (err) {
             if (stopped) break;
             failed(err);

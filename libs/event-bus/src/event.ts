@@ -3,31 +3,25 @@
  * and the audience it is filed under.
  */
 
-/** A change, as publishers send it. What a topic means is the publisher's and the subscriber's. */
-export interface BusEvent {
-  /** The topic: `posts`, `my-posts`, `notes`. */
+/**
+ * A change, as publishers send it. What a topic, a kind and the data mean is the publisher's and
+ * the subscriber's (the live-update vocabulary of @cs/contract); the bus keeps the event as it is
+ * given, fields of their own included, and reads only its topic and owner, to file it.
+ */
+export interface BusEvent<Data = unknown> {
   topic: string;
-  kind: 'upsert' | 'remove';
+  kind: string;
   /**
    * The user whose event it is, for a private topic: only that user's subscribers may get it,
    * and it is filed under them. A public event has none.
    */
   owner?: string;
-  /** Labels a subscriber may filter on (a post's tags). */
-  tags?: string[];
-  /**
-   * Only for subscribers that filter on one of `tags`: a post that left those tags, which the
-   * others (who see it still) must not be told is gone.
-   */
-  taggedOnly?: boolean;
   /** What the subscriber gets. */
-  data: unknown;
+  data: Data;
 }
 
 /** An event in the stream, with its id. */
-export interface StoredEvent extends BusEvent {
-  id: string;
-}
+export type StoredEvent<E extends BusEvent = BusEvent> = E & { id: string };
 
 /** The audience an event is filed under: its topic, or, for a private one, its topic and its owner. */
 export const audienceOf = ({ topic, owner }: Pick<BusEvent, 'topic' | 'owner'>): string =>

@@ -11,17 +11,22 @@
  * go in order; each event's key names the note's version (or its end), so an entry handled twice,
  * or two that find the same version, publish one event.
  */
+import type { LiveEvent } from '@cs/contract';
 import type { EventBus } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
 import { createOutbox, isSettled, previousEntryId, writeEntryId } from '@cs/outbox';
 import {
   NOTE_FIELDS,
+  type Note,
   type NoteEventModel,
   type NoteEventRecord,
   type NoteModel,
   type NoteRecord,
   toNote,
 } from './model';
+
+/** The events of notes, in the live-update vocabulary (@cs/contract): on `notes`. */
+type NoteEvent = Extract<LiveEvent<unknown, Note>, { topic: 'notes' }>;
 
 export function createNoteEvents({
   entries,
@@ -34,6 +39,8 @@ export function createNoteEvents({
   bus: EventBus;
   logger: Logger;
 }) {
+  /** Puts an event on the bus, once for `key`. */
+  const tell = (event: NoteEvent, key: string) => bus.publish(event, key);
   const outbox = createOutbox<NoteEventRecord, NoteRecord>({
     name: 'note_events',
     entries,
@@ -48,7 +55,7 @@ export function createNoteEvents({
       if (!record) {
         // Created and not there yet: tried again. Otherwise it is gone (this write, or a later one).
         if (written !== null && !isSettled(entry)) throw new Error('the note is not there yet');
-        await bus.publish({ topic: 'notes', kind: 'remove', owner: authorId, data: { _id: noteId } }, `${noteId}:gone`);
+        await tell({ topic: 'notes', kind: 'remove', owner: authorId, data: { _id: noteId } }, `${noteId}:gone`);
         return;
       }
       const version = record.version ?? 0;
@@ -56,10 +63,7 @@ export function createNoteEvents({
         if (isSettled(entry)) return;
         throw new Error('the note does not show the write yet');
       }
-      await bus.publish(
-        { topic: 'notes', kind: 'upsert', owner: authorId, data: toNote(record) },
-        `${noteId}:v${version}`,
-      );
+      await tell({ topic: 'notes', kind: 'upsert', owner: authorId, data: toNote(record) }, `${noteId}:v${version}`);
     },
   });
 

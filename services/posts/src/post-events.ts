@@ -18,17 +18,22 @@
  * or two entries that both find the same version, put one event on the bus. The events on `posts`
  * have no owner: they are public, and the bus files them with the topic, not with their author.
  */
+import type { LiveEvent } from '@cs/contract';
 import type { EventBus } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
 import { createOutbox, isSettled, previousEntryId, writeEntryId } from '@cs/outbox';
 import {
   POST_FIELDS,
+  type Post,
   type PostEventModel,
   type PostEventRecord,
   type PostModel,
   type PostRecord,
   toPost,
 } from './model';
+
+/** The events of posts, in the live-update vocabulary (@cs/contract): on `posts` and `my-posts`. */
+type PostEvent = Extract<LiveEvent<Post>, { topic: 'posts' | 'my-posts' }>;
 
 /** What a write is about to do to a post, for its entry. */
 export interface PostWrite {
@@ -53,6 +58,8 @@ export function createPostEvents({
   bus: EventBus;
   logger: Logger;
 }) {
+  /** Puts an event on the bus, once for `key`. */
+  const tell = (event: PostEvent, key: string) => bus.publish(event, key);
   const outbox = createOutbox<PostEventRecord, PostRecord>({
     name: 'post_events',
     entries,
@@ -70,12 +77,12 @@ export function createPostEvents({
           // Created, and not there yet; or deleted since: the deletion's entry tells that.
           throw new Error('the post is not there yet');
         }
-        await bus.publish(
+        await tell(
           { topic: 'my-posts', kind: 'remove', owner: authorId, data: { _id: postId } },
           `${postId}:gone:mine`,
         );
         if (entry.wasPublished || entry.publishes) {
-          await bus.publish(
+          await tell(
             { topic: 'posts', kind: 'remove', tags: tagsBefore, data: { _id: postId } },
             `${postId}:gone:public`,
           );
@@ -89,26 +96,20 @@ export function createPostEvents({
         throw new Error('the post does not show the write yet');
       }
       const post = toPost(record);
-      await bus.publish(
-        { topic: 'my-posts', kind: 'upsert', owner: authorId, data: post },
-        `${postId}:v${version}:mine`,
-      );
+      await tell({ topic: 'my-posts', kind: 'upsert', owner: authorId, data: post }, `${postId}:v${version}:mine`);
       const { tags } = post;
       if (post.status === 'published') {
         // Tags it no longer has: their subscribers are told it is gone from them.
         const left = entry.wasPublished ? tagsBefore.filter((tag) => !tags.includes(tag)) : [];
         if (left.length > 0) {
-          await bus.publish(
+          await tell(
             { topic: 'posts', kind: 'remove', tags: left, taggedOnly: true, data: { _id: postId } },
             `${postId}:v${version}:untagged`,
           );
         }
-        await bus.publish({ topic: 'posts', kind: 'upsert', tags, data: post }, `${postId}:v${version}:public`);
+        await tell({ topic: 'posts', kind: 'upsert', tags, data: post }, `${postId}:v${version}:public`);
       } else if (entry.wasPublished) {
-        await bus.publish(
-          { topic: 'posts', kind: 'remove', tags, data: { _id: postId } },
-          `${postId}:v${version}:public`,
-        );
+        await tell({ topic: 'posts', kind: 'remove', tags, data: { _id: postId } }, `${postId}:v${version}:public`);
       }
     },
   });

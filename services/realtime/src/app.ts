@@ -1,4 +1,5 @@
 import type { TokenVerifier } from '@cs/auth';
+import type { LiveEvent } from '@cs/contract';
 import { createEventBus } from '@cs/event-bus';
 import { createServiceApp } from '@cs/koa';
 import type { Logger } from '@cs/log';
@@ -34,7 +35,7 @@ export interface Deps {
 const TRIM_EVERY_MS = 10_000;
 
 export async function createApp({ config, redis, logger, tokens }: Deps) {
-  const bus = createEventBus(redis, {
+  const bus = createEventBus<LiveEvent>(redis, {
     retention: {
       keepMs: config.REALTIME_RETENTION,
       keepEvents: config.REALTIME_RETENTION_EVENTS,

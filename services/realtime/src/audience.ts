@@ -10,7 +10,8 @@
  * - `my-posts`, `notes`: the events of the subscriber's own documents.
  * An event's keys name one topic, and a stream has one key for it, so no stream is visited twice.
  */
-import { audienceOf, type BusEvent } from '@cs/event-bus';
+import type { LiveEvent } from '@cs/contract';
+import { audienceOf } from '@cs/event-bus';
 import type { Subscription } from './topics';
 
 export interface Listener {
@@ -39,7 +40,7 @@ export class Audience<M extends Listener> {
   }
 
   /** The streams that may get `event`, each once. */
-  *of(event: BusEvent): Generator<M> {
+  *of(event: LiveEvent): Generator<M> {
     for (const key of eventKeys(event)) yield* this.byKey.get(key) ?? [];
   }
 }
@@ -51,7 +52,7 @@ function keysOf({ subscription, userId }: Listener): string[] {
   });
 }
 
-function eventKeys(event: BusEvent): string[] {
+function eventKeys(event: LiveEvent): string[] {
   if (event.topic !== 'posts') return event.owner === undefined ? [] : [`${event.topic}@${event.owner}`];
   const tagged = [...new Set(event.tags ?? [])].map((tag) => `posts#${tag}`);
   return event.taggedOnly === true ? tagged : ['posts', ...tagged];

@@ -14,6 +14,7 @@
  * the bus instead. When the bus no longer has all it missed, the stream gets `reset` instead, and
  * the live events from there.
  */
+import { eventName, type LiveEvent, STREAM_EVENTS } from '@cs/contract';
 import { compareIds, type EventBus, type StoredEvent } from '@cs/event-bus';
 import type { Logger } from '@cs/log';
 import { Audience, resumeAudiences } from './audience';
@@ -27,7 +28,10 @@ const PAGE_BYTES = 256 * 1_024;
 /** Live events that may wait for one stream while it catches up; past it, they are read from the bus. */
 const MAX_WAITING = 1_000;
 
-const frameOfEvent = (event: StoredEvent): Buffer => frameOf(event.id, `${event.topic}.${event.kind}`, event.data);
+/** An event of the bus, as the contract's vocabulary names it (@cs/contract events.ts). */
+type BusLiveEvent = StoredEvent<LiveEvent>;
+
+const frameOfEvent = (event: BusLiveEvent): Buffer => frameOf(event.id, eventName(event.topic, event.kind), event.data);
 
 export interface Subscriber {
   subscription: Subscription;
@@ -44,7 +48,7 @@ interface Member extends Subscriber {
    */
   passed: string;
   /** Live events waiting while the stream catches up; null once it is live. */
-  waiting: StoredEvent[] | null;
+  waiting: BusLiveEvent[] | null;
   /** Waiting events were dropped (too many): the catch-up reads on from the bus. */
   overflowed: boolean;
 }
@@ -65,7 +69,7 @@ export interface Hub {
   stop(): void;
 }
 
-export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): Hub {
+export function createHub(bus: EventBus<LiveEvent>, budget: StreamBudget, logger: Logger): Hub {
   const members = new Set<Member>();
   /** The same members, filed by the events they may get. */
   const audience = new Audience<Member>();
@@ -75,7 +79,7 @@ export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): 
   let stopped = false;
 
   /** Passes `event` to `member`, sending its frame (made once, by `frame`) if it is for it; whether it was sent. */
-  const pass = (member: Member, event: StoredEvent, frame: () => Buffer): boolean => {
+  const pass = (member: Member, event: BusLiveEvent, frame: () => Buffer): boolean => {
     if (compareIds(event.id, member.passed) <= 0) return false;
     member.passed = event.id;
     if (!delivers(member.subscription, member.userId, event)) return false;
@@ -83,7 +87,7 @@ export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): 
     return true;
   };
 
-  const deliver = (events: StoredEvent[]) => {
+  const deliver = (events: BusLiveEvent[]) => {
     for (const event of events) {
       position = event.id;
       let made: Buffer | undefined;
@@ -100,8 +104,8 @@ export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): 
     }
   };
 
-  const wait = (member: Member, event: StoredEvent) => {
-    const waiting = member.waiting as StoredEvent[];
+  const wait = (member: Member, event: BusLiveEvent) => {
+    const waiting = member.waiting as BusLiveEvent[];
     if (waiting.length >= MAX_WAITING) {
       waiting.length = 0;
       member.overflowed = true;
@@ -166,7 +170,7 @@ export function createHub(bus: EventBus, budget: StreamBudget, logger: Logger): 
       if (read.gap) {
         // What it missed is gone: the client reloads, and gets what comes after this point.
         member.passed = position;
-        stream.send(position, 'reset', {});
+        stream.send(position, STREAM_EVENTS.reset, {});
         break;
       }
       for (const event of read.events) pass(member, event, () => frameOfEvent(event));

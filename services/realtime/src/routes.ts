@@ -21,6 +21,7 @@
  * connections per client address.
  */
 import { bearerToken, type TokenVerifier } from '@cs/auth';
+import { STREAM_EVENTS } from '@cs/contract';
 import { HttpError, messages } from '@cs/errors';
 import { type AppContext, type AppState, requireAuth } from '@cs/koa';
 import Router from '@koa/router';
@@ -120,7 +121,7 @@ export function realtimeRoutes({
         else held.delete(userId);
       });
       const expire = () => {
-        membership.say('auth.expired', {});
+        membership.say(STREAM_EVENTS.authExpired, {});
         stream.end();
       };
       guarded.set(stream, { token: caller.token, end: expire });

@@ -1,25 +1,23 @@
 /**
- * What a stream carries: the topics a client asks for, and which events of the bus each one lets
- * through. The bus holds every event of every user; this is where a subscriber sees only its own.
+ * What a stream carries: the topics a client asks for (the live-update vocabulary of
+ * @cs/contract), and which events of the bus each one lets through. The bus holds every event of
+ * every user; this is where a subscriber sees only its own.
  *
  * - `posts`: published posts, to anyone; with a tag, only posts that have it. The publisher puts
  *   a draft on no public topic, not even its deletion (posts' events).
  * - `my-posts`: the subscriber's own posts, drafts included. Protected.
  * - `notes`: the subscriber's notes. Protected.
  */
-import { LIMITS, TAG_PATTERN } from '@cs/contract';
+import { isProtectedTopic, isTopic, LIMITS, type LiveEvent, TAG_PATTERN, TOPICS, type Topic } from '@cs/contract';
 import { HttpError } from '@cs/errors';
-import type { BusEvent } from '@cs/event-bus';
 
-export const TOPICS = ['posts', 'my-posts', 'notes'] as const;
-export type Topic = (typeof TOPICS)[number];
-const PROTECTED: ReadonlySet<Topic> = new Set(['my-posts', 'notes']);
 /** A tag as the posts list takes it (letters, digits, hyphens), compared lowercased as stored. */
 const TAG = new RegExp(TAG_PATTERN);
+const TOPIC_LIST = TOPICS.join(', ');
 
 export const topicMessages = {
-  topicsRequired: 'topics is required: a comma-separated list of posts, my-posts, notes',
-  unknownTopic: (name: string) => `Unknown topic "${name.slice(0, 50)}": topics are posts, my-posts, notes`,
+  topicsRequired: `topics is required: a comma-separated list of ${TOPIC_LIST}`,
+  unknownTopic: (name: string) => `Unknown topic "${name.slice(0, 50)}": topics are ${TOPIC_LIST}`,
   badTag: `tag must be 1 to ${LIMITS.tagMax} letters, digits or hyphens`,
   tagWithoutPosts: 'tag filters the posts topic: ask for posts too',
 } as const;
@@ -36,8 +34,8 @@ export function subscriptionOf(topicsParam: unknown, tagParam: unknown): Subscri
   }
   const topics = new Set<Topic>();
   for (const name of topicsParam.split(',').map((t) => t.trim())) {
-    if (!(TOPICS as readonly string[]).includes(name)) throw new HttpError(400, topicMessages.unknownTopic(name));
-    topics.add(name as Topic);
+    if (!isTopic(name)) throw new HttpError(400, topicMessages.unknownTopic(name));
+    topics.add(name);
   }
   if (tagParam === undefined) return { topics };
   if (typeof tagParam !== 'string' || !TAG.test(tagParam)) throw new HttpError(400, topicMessages.badTag);
@@ -46,13 +44,13 @@ export function subscriptionOf(topicsParam: unknown, tagParam: unknown): Subscri
 }
 
 /** Whether a subscription needs a caller: a protected topic does. */
-export const needsCaller = ({ topics }: Subscription): boolean => [...topics].some((t) => PROTECTED.has(t));
+export const needsCaller = ({ topics }: Subscription): boolean => [...topics].some(isProtectedTopic);
 
 /** Whether `event` goes to a subscriber of `subscription`, who is `userId` (undefined: anonymous). */
-export function delivers(subscription: Subscription, userId: string | undefined, event: BusEvent): boolean {
-  const topic = event.topic as Topic;
-  if (!subscription.topics.has(topic)) return false;
-  if (PROTECTED.has(topic)) return userId !== undefined && event.owner === userId;
-  if (topic === 'posts' && subscription.tag !== undefined) return (event.tags ?? []).includes(subscription.tag);
+export function delivers(subscription: Subscription, userId: string | undefined, event: LiveEvent): boolean {
+  if (!subscription.topics.has(event.topic)) return false;
+  // Every topic but posts is its owner's alone: one the vocabulary adds is closed until said otherwise here.
+  if (event.topic !== 'posts') return userId !== undefined && event.owner === userId;
+  if (subscription.tag !== undefined) return (event.tags ?? []).includes(subscription.tag);
   return event.taggedOnly !== true;
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createTokenVerifier, RevocationList } from '@cs/auth';
+import type { LiveEvent } from '@cs/contract';
 import { REPO_ROOT, type RunningServer, startRedis } from '@cs/devstack';
 import { createEventBus, type EventBus } from '@cs/event-bus';
 import { runServer } from '@cs/lifecycle';
@@ -14,7 +15,7 @@ import { createApp, type Deps } from '../src/app';
 export interface RealtimeHarness {
   url: string;
   /** The bus, as the services that publish see it. */
-  bus: EventBus;
+  bus: EventBus<LiveEvent>;
   /** The revocation list the service verifies tokens with. */
   revocations: RevocationList;
   /** The service's Redis, to look at what it keeps. */
@@ -51,7 +52,7 @@ export async function startRealtime(config: Partial<Deps['config']> = {}): Promi
   });
   const server = await runServer({ app: realtime.app, port: 0, host: '127.0.0.1', logger, handleSignals: false });
   const { port } = server.server.address() as AddressInfo;
-  const bus = createEventBus(redis, { retention: RETENTION });
+  const bus = createEventBus<LiveEvent>(redis, { retention: RETENTION });
   return {
     url: `http://127.0.0.1:${port}`,
     bus,

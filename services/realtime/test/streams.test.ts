@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LiveEvent } from '@cs/contract';
 import { newUserId, StreamReader, TEST_JWT_SECRET, tokenFor } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RETENTION, type RealtimeHarness, startRealtime } from './helpers';
@@ -126,7 +127,7 @@ describe('GET /api/realtime: the events', () => {
         taggedOnly: true,
         owner: newUserId(),
         data: { _id: `post-${n}` },
-      },
+      } as LiveEvent,
       `test-${n}`,
     )) as string;
     const after = await publishPost('upsert', ['sport']);
