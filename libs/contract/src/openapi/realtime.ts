@@ -1,15 +1,29 @@
 /** The operations of the `realtime` tag: the event stream and its tickets. */
+import { PROTECTED_TOPICS, STREAM_EVENTS, TOPIC_DESCRIPTIONS, TOPICS } from '../events';
 import { TAG_PATTERN } from '../limits';
 import { operation } from './operation';
 import { failure, ref } from './responses';
+
+/** `a`, `a and b`, `a, b and c`. */
+const inWords = (items: readonly string[]): string =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+/** How many topics need a caller, in words (there are two or more). */
+const COUNTS = ['no', 'one', 'two', 'three', 'four', 'five'];
+
+/**
+ * The topics, as the live-update vocabulary has them (events.ts): each with what it carries, the
+ * public ones first, so that those which need a caller are the last.
+ */
+const TOPICS_DESCRIPTION =
+  `Comma-separated: ${inWords(TOPICS.map((topic) => `\`${topic}\` (${TOPIC_DESCRIPTIONS[topic]})`))}. ` +
+  `The last ${COUNTS[PROTECTED_TOPICS.length]} need a caller: a Bearer token, or \`ticket\`.`;
 
 export const realtimePaths = {
   '/api/realtime': {
     get: {
       operationId: 'subscribe',
       summary: 'Stream the changes of posts and notes (Server-Sent Events)',
-      description:
-        'A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an `id:`, an `event:` of the form `<topic>.upsert` (data: the document as GET answers it) or `<topic>.remove` (data: `{"_id"}`), and JSON `data:`. A comment line (`: keepalive`) comes every 10 s. Reconnect with `Last-Event-ID` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is `reset` (data `{}`): reload the lists. When the token that opened a stream (or its ticket’s token) expires or is revoked, the stream sends `auth.expired` and ends: reconnect with a fresh token (or a fresh ticket) and `Last-Event-ID` (or `lastEventId`). A client that does not read what it is sent is cut off (its connection closed): reconnect with `Last-Event-ID`, and nothing is missed. An account holds at most 20 streams at once (past it 429 with `Retry-After`).',
+      description: `A stream of Server-Sent Events: the changes of the topics asked for, as they commit. Each event has an \`id:\`, an \`event:\` of the form \`<topic>.upsert\` (data: the document as GET answers it) or \`<topic>.remove\` (data: \`{"_id"}\`), and JSON \`data:\`. A comment line (\`: keepalive\`) comes every 10 s. Reconnect with \`Last-Event-ID\` to get every event after that one, in order, while it is within the retention window (15 minutes or 20,000 events by default); past it the first event is \`${STREAM_EVENTS.reset}\` (data \`{}\`): reload the lists. When the token that opened a stream (or its ticket’s token) expires or is revoked, the stream sends \`${STREAM_EVENTS.authExpired}\` and ends: reconnect with a fresh token (or a fresh ticket) and \`Last-Event-ID\` (or \`lastEventId\`). A client that does not read what it is sent is cut off (its connection closed): reconnect with \`Last-Event-ID\`, and nothing is missed. An account holds at most 20 streams at once (past it 429 with \`Retry-After\`).`,
       tags: ['realtime'],
       security: [{}, { bearerAuth: [] }],
       parameters: [
@@ -17,10 +31,9 @@ export const realtimePaths = {
           name: 'topics',
           in: 'query',
           required: true,
-          description:
-            'Comma-separated: `posts` (published posts; public), `my-posts` (the caller’s posts, drafts included) and `notes` (the caller’s notes). The last two need a caller: a Bearer token, or `ticket`.',
+          description: TOPICS_DESCRIPTION,
           schema: { type: 'string' },
-          example: 'posts,my-posts,notes',
+          example: TOPICS.join(','),
         },
         {
           name: 'tag',
