@@ -8,17 +8,16 @@
  * - `auth.expired` (the token ran out) gets a fresh token from the session, then resumes at once;
  *   a session that cannot be renewed ends the subscription (`status('ended')`);
  * - `reset` (the server no longer holds what was missed) asks the application to reload its lists.
+ * The topics, which of them need the session, and the stream's own events are the contract's
+ * (topics.ts, generated from libs/contract).
  */
 import { apiErrorOf, type ContentClientError, SessionExpiredError } from './errors.js';
+import { PROTECTED_TOPICS, STREAM_EVENTS, type Topic, type TopicDocumentNames } from './topics.js';
 
+export type { Topic };
 /** The documents each topic carries, as a GET on them answers. */
-export interface TopicDocuments<Post, Note> {
-  posts: Post;
-  'my-posts': Post;
-  notes: Note;
-}
-export type Topic = 'posts' | 'my-posts' | 'notes';
-const PROTECTED: ReadonlySet<Topic> = new Set(['my-posts', 'notes']);
+export type TopicDocuments<Post, Note> = { [T in Topic]: { Post: Post; Note: Note }[TopicDocumentNames[T]] };
+const PROTECTED: ReadonlySet<Topic> = new Set(PROTECTED_TOPICS);
 
 export interface TopicHandlers<D> {
   /** A document was created or changed (or, on `posts`, published). */
@@ -93,7 +92,7 @@ export function subscribeWith<T extends Topic, Docs extends Record<Topic, unknow
   };
 
   const deliver = (event: ServerEvent) => {
-    if (event.event === 'reset') return handlers.reset?.();
+    if (event.event === STREAM_EVENTS.reset) return handlers.reset?.();
     const dot = event.event.lastIndexOf('.');
     const topic = event.event.slice(0, dot) as T;
     const kind = event.event.slice(dot + 1);
@@ -124,7 +123,7 @@ export function subscribeWith<T extends Topic, Docs extends Record<Topic, unknow
     say('live');
     wentLive();
     for await (const event of serverEvents(response.body as ReadableStream<Uint8Array>)) {
-      if (event.event === 'auth.expired') return 'renew';
+      if (event.event === STREAM_EVENTS.authExpired) return 'renew';
       deliver(event);
       if (event.id !== undefined) {
         lastEventId = event.id;
