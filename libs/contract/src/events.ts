@@ -34,10 +34,11 @@ export const TOPIC_DESCRIPTIONS: Readonly<Record<Topic, string>> = {
 };
 
 /** The document each topic's upserts carry (as GET answers it), by its schema's name in the OpenAPI document. */
-export const TOPIC_DOCUMENTS = { posts: 'Post', 'my-posts': 'Post', notes: 'Note' } as const satisfies Record<
-  Topic,
-  string
->;
+export const TOPIC_DOCUMENTS = {
+  posts: 'Post',
+  'my-posts': 'Post',
+  notes: 'Note',
+} as const satisfies Readonly<Record<Topic, 'Post' | 'Note'>>;
 /** The documents of the topics, given how a side types a post and a note. */
 export type TopicDocuments<Post, Note> = { [T in Topic]: { Post: Post; Note: Note }[(typeof TOPIC_DOCUMENTS)[T]] };
 
