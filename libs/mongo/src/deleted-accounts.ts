@@ -16,7 +16,7 @@
  * - a slower write looks the tombstone up once more after it (`deletedSince`), and is purged then.
  */
 import type { Connection } from 'mongoose';
-import { isDuplicateKey } from './turns';
+import { claimedByInsert } from './unique-key';
 
 interface Tombstone {
   _id: string;
@@ -112,11 +112,8 @@ export async function createDeletedAccounts(
       remember(userId, true);
       const deletedAt = Date.now();
       const purgeAgainAt = new Date(deletedAt + trustNotDeletedMs + LOOK_AGAIN_AFTER_MS + CLOCK_MARGIN_MS);
-      try {
-        await tombstones.insertOne({ _id: userId, deletedAt: new Date(deletedAt), purgeAgainAt });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
+      // One there already is the same deletion's: its data is purged again below all the same.
+      await claimedByInsert(() => tombstones.insertOne({ _id: userId, deletedAt: new Date(deletedAt), purgeAgainAt }));
       await purgeData(userId);
     },
     async purgeAgain() {

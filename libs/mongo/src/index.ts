@@ -140,15 +140,15 @@ export { modelOf } from './model-of';
 export { appendNumbered, readNumbered } from './numbered-log';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
+export { raceBackoffMs } from './race-backoff';
 export { batchedByTurn, insertTogether, type Outcome } from './together';
 export { trusted } from './trusted';
 export {
   createTurns,
   HOLD_MS,
-  isDuplicateKey,
-  onlyDuplicateKeys,
   STALE_MS,
   type TurnSteps,
   type Turns,
   type Versioned,
 } from './turns';
+export { claimedByInsert, isDuplicateKey, onlyDuplicateKeys, upsertRacing } from './unique-key';

@@ -12,7 +12,7 @@
  * sort reads the whole collection): n + 1 first, as most reads find nothing new, then `window`
  * numbers at a time while they exist.
  */
-import { isDuplicateKey } from './turns';
+import { claimedByInsert } from './unique-key';
 
 /**
  * Inserts an entry (`insert` writes it under the number it is given) at the first free number
@@ -28,12 +28,7 @@ export async function appendNumbered(
 ): Promise<number> {
   let ask = skipTo;
   for (let seq = firstTry; ; seq++) {
-    try {
-      await insert(seq);
-      return seq;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+    if (await claimedByInsert(() => insert(seq))) return seq;
     if (ask) {
       // The next number tried is one after an entry that exists: still no gap.
       seq = Math.max(seq, await ask());

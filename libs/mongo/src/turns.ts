@@ -36,6 +36,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from 'mongoose';
 import { OPERATION_BOUND_MS } from './bounds';
+import { raceBackoffMs } from './race-backoff';
+import { claimedByInsert } from './unique-key';
 
 /** How long after reading a version (the read included) its next turn may be taken. */
 export const HOLD_MS = OPERATION_BOUND_MS + 1_000;
@@ -141,22 +143,6 @@ export interface Turns {
   startPruning(intervalMs?: number): () => void;
 }
 
-/** A write refused by a unique index (MongoDB and FerretDB both answer code 11000). */
-export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
-
-/** Whether an unordered insert of several documents failed only on documents that were there already. */
-export function onlyDuplicateKeys(err: unknown): boolean {
-  if (isDuplicateKey(err)) return true;
-  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
-  return (
-    Array.isArray(writeErrors) &&
-    writeErrors.length > 0 &&
-    writeErrors.every((e) => isDuplicateKey(e) || isDuplicateKey(e?.err))
-  );
-}
-
 /** The service's turns, in a collection of its database (`turns` unless named). */
 export async function createTurns(connection: Connection, collectionName = 'turns'): Promise<Turns> {
   const turns = connection.collection<TurnDoc>(collectionName);
@@ -165,12 +151,7 @@ export async function createTurns(connection: Connection, collectionName = 'turn
   const self: Turns = {
     async take(subject: string, version: number, readAt: number): Promise<number | undefined> {
       for (let next = version + 1; Date.now() - readAt <= HOLD_MS; next++) {
-        try {
-          await turns.insertOne({ _id: `${subject}@${next}`, at: new Date() });
-          return next;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-        }
+        if (await claimedByInsert(() => turns.insertOne({ _id: `${subject}@${next}`, at: new Date() }))) return next;
         const holder = await turns.findOne({ _id: `${subject}@${next}` });
         // Gone (pruned), or taken too close to our read to be skipped: the caller reads again.
         if (!holder || holder.at.getTime() > readAt - STALE_MS) return undefined;
@@ -210,8 +191,7 @@ export async function createTurns(connection: Connection, collectionName = 'turn
           attempt = 0;
           continue;
         }
-        // Jittered, so writers that lost together do not collide again in step.
-        await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+        await sleep(raceBackoffMs(attempt));
       }
     },
 
@@ -255,12 +235,8 @@ export async function createTurns(connection: Connection, collectionName = 'turn
     async prune(): Promise<number> {
       const now = Date.now();
       const hour = Math.floor(now / KEEP_MS);
-      try {
-        await turns.insertOne({ _id: `prune@${hour}`, at: new Date(now) });
-      } catch (err) {
-        if (isDuplicateKey(err)) return 0; // another replica prunes this hour
-        throw err;
-      }
+      // Taken already: another replica prunes this hour.
+      if (!(await claimedByInsert(() => turns.insertOne({ _id: `prune@${hour}`, at: new Date(now) })))) return 0;
       const { deletedCount } = await turns.deleteMany({ at: { $lt: new Date(now - KEEP_MS) } });
       return deletedCount;
     },

@@ -18,7 +18,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { HttpError } from '@cs/errors';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { claimedByInsert, trusted } from '@cs/mongo';
 import { messages } from './messages';
 import type { LinkSlot, LinkSlotModel } from './model';
 
@@ -32,15 +32,9 @@ export function createLinkSlots({
   /** The 429's message, given the bound. */
   tooMany?: (maxOpen: number) => string;
 }) {
-  async function insert(ownerId: string, slot: number, lap: number, key: string, expiresAt: Date): Promise<boolean> {
-    try {
-      await slots.create({ _id: `${ownerId}#${slot}.${lap}`, ownerId, slot, lap, key, expiresAt });
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
-  }
+  /** Takes lap `lap` of `slot`: false when a racer took it first. */
+  const insert = (ownerId: string, slot: number, lap: number, key: string, expiresAt: Date): Promise<boolean> =>
+    claimedByInsert(() => slots.create({ _id: `${ownerId}#${slot}.${lap}`, ownerId, slot, lap, key, expiresAt }));
 
   /**
    * Deletes laps that a newer lap of their slot supersedes (seen in the same read, or just

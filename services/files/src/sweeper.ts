@@ -18,7 +18,7 @@
  * the same records, and each record goes to the one that takes its turn (records.ts).
  */
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { claimedByInsert, trusted } from '@cs/mongo';
 import type { ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
 import type { UploadModel, UploadRecord, UploadState } from './model';
@@ -86,8 +86,9 @@ export function createSweeper({
     // Not put through a link with size (those are recorded at issue): left to the claim TTL.
     if (!object || !ownerId) return false;
     if (await deleteIfMisdeclared({ storage, logger, maxBytes: settings.maxBytes }, key, object)) return true;
-    try {
-      await model.create({
+    // Taken already: by a claim, which attached it.
+    await claimedByInsert(() =>
+      model.create({
         key,
         ownerId,
         contentType: object.contentType ?? 'application/octet-stream',
@@ -95,10 +96,8 @@ export function createSweeper({
         size: object.size,
         state: 'issued',
         issuedAt: object.lastModified,
-      });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+      }),
+    );
     return false;
   }
 

@@ -21,7 +21,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey } from '@cs/mongo';
+import { claimedByInsert, raceBackoffMs } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import { displayFilename, filenameOf } from './file-name';
 import type { LinkSlots } from './link-slots';
@@ -99,8 +99,8 @@ export function createUploads({
     if (claimWindowPassed(object, settings.claimTtlMs)) throw new HttpError(409, messages.claimExpired);
     const contentType = object.contentType ?? 'application/octet-stream';
     const filename = signedFilename(object);
-    try {
-      await model.create({
+    const recorded = await claimedByInsert(() =>
+      model.create({
         key,
         ownerId,
         contentType,
@@ -109,11 +109,9 @@ export function createUploads({
         state: 'attached',
         issuedAt: object.lastModified,
         attachedAt: new Date(),
-      });
-    } catch (err) {
-      if (isDuplicateKey(err)) return undefined;
-      throw err;
-    }
+      }),
+    );
+    if (!recorded) return undefined;
     return { key, contentType, size: object.size, filename: filenameOf({ key, filename }) };
   }
 
@@ -219,7 +217,7 @@ export function createUploads({
         if (beingReleased(record)) return;
         if (await releaseNow(record)) return;
         // Another writer took the record's turn: its write lands within moments.
-        await sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+        await sleep(raceBackoffMs(attempt));
       }
       throw new HttpError(409, messages.uploadBusy);
     },

@@ -30,7 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { trusted, upsertRacing } from '@cs/mongo';
 import type { Connection } from 'mongoose';
 import { loginFailureModel, loginKnownModel } from './model';
 
@@ -53,20 +53,6 @@ export function delayAfter(failures: number, free = FREE_FAILURES, cap = MAX_DEL
 }
 
 const key = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('base64url');
-
-/**
- * An upsert, once more when it lost a race to create the document: two logins of one account at
- * the same moment both find none and both insert, and the second gets a duplicate key (FerretDB
- * does not retry that itself). The second try finds the document and updates it.
- */
-async function upsert(write: () => Promise<unknown>): Promise<void> {
-  try {
-    await write();
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    await write();
-  }
-}
 
 export interface LoginThrottle {
   /**
@@ -103,7 +89,7 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
   const count = async (id: string, at: Date) => {
     const record = await failures.findById(id, { lastFailureAt: 1 }).lean();
     const stale = record !== null && at.getTime() - record.lastFailureAt.getTime() >= FORGET_AFTER_MS;
-    await upsert(() =>
+    await upsertRacing(() =>
       failures.updateOne(
         { _id: id },
         stale ? { $set: { failures: 1, lastFailureAt: at } } : { $inc: { failures: 1 }, $set: { lastFailureAt: at } },
@@ -149,9 +135,9 @@ export function createLoginThrottle(connection: Connection, now: () => number = 
     async succeeded(email, address) {
       await Promise.all([
         // Set to nothing rather than deleted: a record, once created, stays until the prune, so
-        // only its creation can race (see upsert).
+        // only its creation can race (upsertRacing: two first failures at once both insert).
         failures.updateOne({ _id: key('pair', email, address) }, { $set: { failures: 0 } }),
-        upsert(() =>
+        upsertRacing(() =>
           known.updateOne({ _id: key('known', email, address) }, { $set: { at: new Date(now()) } }, { upsert: true }),
         ),
       ]);

@@ -23,7 +23,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import type { Logger } from '@cs/log';
-import { isDuplicateKey, trusted } from '@cs/mongo';
+import { claimedByInsert, trusted, upsertRacing } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { Connection } from 'mongoose';
 import type { PasswordTurn } from './accounts';
@@ -97,13 +97,11 @@ export function createPasswordResets({
       throw new HttpError(429, httpMessages.tooManyRequests, { headers: { 'Retry-After': String(retryAfter) } });
     }
     const update = fresh ? { $set: { count: 1, windowStartedAt: new Date(at) } } : { $inc: { count: 1 } };
-    try {
-      await counts.updateOne({ _id: id }, update, { upsert: true });
-    } catch (err) {
-      // Two first requests raced to create the count: the second one counts in the first's.
-      if (!isDuplicateKey(err)) throw err;
-      await counts.updateOne({ _id: id }, { $inc: { count: 1 } });
-    }
+    // Two first requests that race to create the count: the second one counts in the first's.
+    await upsertRacing(
+      () => counts.updateOne({ _id: id }, update, { upsert: true }),
+      () => counts.updateOne({ _id: id }, { $inc: { count: 1 } }),
+    );
   }
 
   async function send(email: string): Promise<void> {
@@ -151,12 +149,8 @@ export function createPasswordResets({
         const reset = await resets.findById(userId).lean();
         const same = reset && timingSafeEqual(Buffer.from(reset.tokenHash), Buffer.from(tokenHash));
         if (!reset || !same || reset.expiresAt.getTime() <= now()) throw invalid();
-        try {
-          await uses.create({ _id: tokenHash, at: new Date(now()) });
-        } catch (err) {
-          if (isDuplicateKey(err)) throw invalid();
-          throw err;
-        }
+        // Used already, by a racer or before: the unique `_id` lets one confirmation use it.
+        if (!(await claimedByInsert(() => uses.create({ _id: tokenHash, at: new Date(now()) })))) throw invalid();
         return { reset, tokenHash, hash: await bcrypt.hash(newPassword, bcryptCost) };
       });
       // Refused when the account was deleted, or its password changed, since the token was sent.
@@ -168,12 +162,8 @@ export function createPasswordResets({
     async retire(userId) {
       const reset = await resets.findById(userId).lean();
       if (!reset) return;
-      try {
-        await uses.create({ _id: reset.tokenHash, at: new Date(now()) });
-      } catch (err) {
-        // Used already, by a confirmation under way or done: nothing left to retire.
-        if (!isDuplicateKey(err)) throw err;
-      }
+      // Taken already means used already, by a confirmation under way or done: nothing left to retire.
+      await claimedByInsert(() => uses.create({ _id: reset.tokenHash, at: new Date(now()) }));
       await resets.deleteOne({ _id: userId, tokenHash: reset.tokenHash });
     },
 
