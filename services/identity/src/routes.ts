@@ -24,13 +24,13 @@ import {
   validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
-import type { Accounts, Client } from './accounts';
-import { messages, normalizeEmail, toCredentials } from './credentials';
-import type { KnownClients } from './known-clients';
-import type { PasswordResets } from './password-reset';
-import { type Profiles, toDisplayName, toUserIds } from './profiles';
-import type { RefreshCookies } from './refresh-cookie';
-import { type Sessions, sessionMessages } from './sessions';
+import type { Accounts, Client } from './accounts/accounts';
+import { messages, normalizeEmail, toCredentials } from './accounts/credentials';
+import { type Profiles, toDisplayName, toUserIds } from './accounts/profiles';
+import type { KnownClients } from './login-defence/known-clients';
+import type { PasswordResets } from './password-reset/password-reset';
+import type { RefreshCookies } from './sessions/refresh-cookie';
+import { type Sessions, sessionMessages } from './sessions/sessions';
 
 /** Every body is checked by its schema in @cs/contract before the handler: the handlers read strings. */
 export function authRoutes(

@@ -2,7 +2,7 @@ import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { PartDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
-import { createMailer } from './mailer';
+import { createMailer } from './password-reset/mailer';
 
 const TEN_MINUTES = 10 * 60_000;
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, refusal } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
-import { FREE_FAILURES } from '../src/login-throttle';
+import { FREE_FAILURES } from '../src/login-defence/login-throttle';
 import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD } from './helpers';
 
 const PASSWORD = TEST_PASSWORD;

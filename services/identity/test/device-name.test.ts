@@ -3,7 +3,7 @@
  * people use, and from what is not a browser.
  */
 import { describe, expect, it } from '@jest/globals';
-import { deviceName } from '../src/device-name';
+import { deviceName } from '../src/sessions/device-name';
 
 const REAL: [string, string][] = [
   [

@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDeviceTokens, DEVICE_TOKEN_TTL_S } from '../src/device-tokens';
-import { ACCOUNT_FREE_FAILURES, DEVICE_FREE_FAILURES } from '../src/login-throttle';
+import { createDeviceTokens, DEVICE_TOKEN_TTL_S } from '../src/login-defence/device-tokens';
+import { ACCOUNT_FREE_FAILURES, DEVICE_FREE_FAILURES } from '../src/login-defence/login-throttle';
 import { type IdentityHarness, registered, startIdentity, TEST_PASSWORD, uniqueEmail } from './helpers';
 
 let h: IdentityHarness;

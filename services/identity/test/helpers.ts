@@ -1,11 +1,11 @@
 import type { Bulkhead } from '@cs/koa';
 import { overTheNetwork } from '@cs/lifecycle';
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase } from '@cs/testkit';
-import type { AccountDeletions } from '../src/account-deletions';
+import { type UserModel, userModel } from '../src/accounts/model';
 import { createApp } from '../src/app';
-import type { LoginThrottle } from '../src/login-throttle';
-import { createMailer } from '../src/mailer';
-import { type UserModel, userModel } from '../src/model';
+import type { AccountDeletions } from '../src/deletions/account-deletions';
+import type { LoginThrottle } from '../src/login-defence/login-throttle';
+import { createMailer } from '../src/password-reset/mailer';
 
 /** Nothing listens here: what identity sends to posts, notes and files is refused at once. */
 const NOWHERE = 'http://127.0.0.1:9';

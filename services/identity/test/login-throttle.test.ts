@@ -6,7 +6,7 @@ import {
   FREE_FAILURES,
   KNOWN_FOR_MS,
   MAX_DELAY_MS,
-} from '../src/login-throttle';
+} from '../src/login-defence/login-throttle';
 import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
 
 let h: IdentityHarness;

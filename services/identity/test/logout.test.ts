@@ -6,7 +6,7 @@
 import { signToken, tokenDigest } from '@cs/auth';
 import { eventually, TEST_JWT_SECRET } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { revocationModel } from '../src/model';
+import { revocationModel } from '../src/revocations/model';
 import { type IdentityHarness, registered, startIdentity } from './helpers';
 
 let h: IdentityHarness;

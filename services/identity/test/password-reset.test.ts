@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mailsTo, refusal, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RESETS_PER_ADDRESS } from '../src/password-reset';
+import { RESETS_PER_ADDRESS } from '../src/password-reset/password-reset';
 import { type IdentityHarness, startIdentity, uniqueEmail } from './helpers';
 
 const PASSWORD = 'correct horse battery';

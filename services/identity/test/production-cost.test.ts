@@ -1,9 +1,9 @@
 import { overTheNetwork } from '@cs/lifecycle';
 import { api, captureLogger, openTestDatabase, TEST_JWT_SECRET, type TestDatabase, testDatabaseUrl } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { userModel } from '../src/accounts/model';
 import { createApp } from '../src/app';
 import { readConfig } from '../src/config';
-import { userModel } from '../src/model';
 
 let db: TestDatabase;
 

@@ -6,8 +6,8 @@ import { RevocationList } from '@cs/auth';
 import { modelOf } from '@cs/mongo';
 import { openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { revocationModel } from '../src/model';
-import { createRevocationLog, firstNeeded } from '../src/revocation-log';
+import { revocationModel } from '../src/revocations/model';
+import { createRevocationLog, firstNeeded } from '../src/revocations/revocation-log';
 
 let db: TestDatabase;
 beforeAll(async () => {

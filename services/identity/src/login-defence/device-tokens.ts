@@ -26,7 +26,7 @@
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '@cs/koa';
-import { cookieOf } from './refresh-cookie';
+import { cookieOf } from '../sessions/refresh-cookie';
 
 export const DEVICE_TOKEN_HEADER = 'x-device-token';
 export const DEVICE_COOKIE = 'cs_device';

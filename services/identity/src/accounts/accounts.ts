@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
-import type { AccountDeletions } from './account-deletions';
+import type { AccountDeletions } from '../deletions/account-deletions';
+import type { LoginThrottle } from '../login-defence/login-throttle';
+import type { Sessions, SessionTokens } from '../sessions/sessions';
 import { createCompareClock } from './compare-clock';
 import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './credentials';
-import type { LoginThrottle } from './login-throttle';
 import type { UserModel } from './model';
 import type { PasswordStore } from './password-store';
-import type { Sessions, SessionTokens } from './sessions';
 
 /**
  * Runs a request's password work in its client's turn of the bcrypt bulkhead (routes.ts): the

@@ -17,7 +17,8 @@ import type { Logger } from '@cs/log';
 import { createOutbox } from '@cs/outbox';
 import { type Fetch, traced } from '@cs/telemetry';
 import type { Connection } from 'mongoose';
-import { accountDeletionModel, type DeletionRecord, type UserModel } from './model';
+import type { UserModel } from '../accounts/model';
+import { accountDeletionModel, type DeletionRecord } from './model';
 
 export const OWNERS = ['posts', 'notes', 'files'] as const;
 export type Owner = (typeof OWNERS)[number];

@@ -26,12 +26,13 @@ import type { Logger } from '@cs/log';
 import { claimedByInsert, trusted, upsertRacing } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { Connection } from 'mongoose';
-import type { PasswordTurn } from './accounts';
-import { messages } from './credentials';
+import type { PasswordTurn } from '../accounts/accounts';
+import { messages } from '../accounts/credentials';
+import type { UserModel } from '../accounts/model';
+import type { PasswordStore } from '../accounts/password-store';
+import type { Sessions } from '../sessions/sessions';
 import type { Mailer } from './mailer';
-import { passwordResetModel, passwordResetRequestModel, passwordResetUseModel, type UserModel } from './model';
-import type { PasswordStore } from './password-store';
-import type { Sessions } from './sessions';
+import { passwordResetModel, passwordResetRequestModel, passwordResetUseModel } from './model';
 
 /** E-mails one address may be sent in RESET_WINDOW_MS, whether it has an account or not. */
 export const RESETS_PER_ADDRESS = 3;

@@ -15,22 +15,11 @@
  * update decides anything here, so FerretDB's non-atomic ones cannot let two takers win. A token
  * of a session that is not live gets 401, and the record its refresh inserted goes again.
  *
- * No two access tokens of a user are the same token: each takes a second of its own, the unique
- * `(userId, iat)` of its record, the next free one from now, so that revoking one token by its
- * digest never revokes another session's token issued in the same second.
- *
  * A session ends on logout, on "log out everywhere", on a new password (change or reset), on the
  * account's deletion, on reuse of a spent token, IDLE_MS after its last refresh and MAX_AGE_MS
  * after its login. Ending inserts the session's end record (model.ts: an update of `endedAt` can be
  * undone by a refresh's update of `lastUsedAt` on FerretDB; an insert cannot), and sets `endedAt`
- * for the list.
- *
- * Ending reaches the access tokens too, through the revocation log (revocation-log.ts): a session
- * ended alone revokes the access tokens it was issued that have not expired (each is the token
- * signed for its refresh token's record, so the records are their digests' keeping); every
- * session of a user ending revokes all the user's tokens issued until then. A session's tokens
- * are issued no earlier than the user's not-before when it started (its tokens carry it), so a
- * login right after "log out everywhere", even within the same second, gets a token that works.
+ * for the list (session-ends.ts). Each access token takes a second of its own (issued-pairs.ts).
  *
  * A refresh racing an end: every access token a refresh answers is refused once the end has
  * answered (within the revocation bound), with no conditional update (FerretDB's are not atomic)
@@ -50,19 +39,15 @@
 import { randomBytes } from 'node:crypto';
 import { type RevocationList, type SignedToken, signToken, type TokenSettings, tokenDigest } from '@cs/auth';
 import { HttpError } from '@cs/errors';
-import { isDuplicateKey, onlyDuplicateKeys, trusted } from '@cs/mongo';
-import { deviceName } from './device-name';
-import type {
-  RefreshTokenModel,
-  RefreshTokenRecord,
-  SessionEndModel,
-  SessionEndRecord,
-  SessionModel,
-  SessionRecord,
-} from './model';
+import { trusted } from '@cs/mongo';
+import type { RevocationLog, RevokedToken } from '../revocations/revocation-log';
+import { issuedPairs } from './issued-pairs';
+import { isLive, type SessionSettings } from './lifetime';
+import type { RefreshTokenModel, SessionEndModel, SessionEndRecord, SessionModel, SessionRecord } from './model';
 import type { RefreshLimit } from './refresh-limit';
 import type { RefreshTokenClaims, RefreshTokens } from './refresh-tokens';
-import type { RevocationLog, RevokedToken } from './revocation-log';
+import { sessionEnds } from './session-ends';
+import { type CallerTokens, listSessions, type SessionSummary } from './session-list';
 
 /** What register, login, a password change and a refresh answer. */
 export interface SessionTokens {
@@ -70,34 +55,6 @@ export interface SessionTokens {
   refreshToken: string;
   /** The access token's lifetime, in seconds. */
   expiresIn: number;
-}
-
-export interface SessionSummary {
-  id: string;
-  createdAt: Date;
-  lastUsedAt: Date;
-  userAgent: string | null;
-  /** The User-Agent in words (device-name.ts). */
-  device: string;
-  /** Whether it is the caller's own session: the one whose token asks. */
-  current: boolean;
-}
-
-/** What a request presents that names its own session (list). */
-export interface CallerTokens {
-  /** Its refresh token, when it sent one (cookie mode's cookie). */
-  refreshToken?: string | undefined;
-  /** Its access token's `iat` (already verified, of the listed user). */
-  issuedAt?: number | undefined;
-}
-
-export interface SessionSettings {
-  /** Sessions end this long after their last refresh. */
-  idleMs: number;
-  /** Sessions end this long after their login, however often refreshed. */
-  maxAgeMs: number;
-  /** How long a spent refresh token still answers its successor pair. */
-  graceMs: number;
 }
 
 export const sessionMessages = {
@@ -108,12 +65,6 @@ export const sessionMessages = {
 const USER_AGENT_MAX = 256;
 /** How far behind a session's lastUsedAt may be (or a tenth of the idle lifetime, if shorter). */
 const LAST_USED_PRECISION_MS = 60_000;
-/** Tries at a free second for a token; each try after the first starts after the user's latest. */
-const ISSUE_ATTEMPTS = 100;
-
-/** A pair's record inserted (the second it took), or the record found under its `_id`: spent already. */
-type Issued = { iat: number } | { spent: RefreshTokenRecord };
-
 export function createSessions({
   sessions,
   ends,
@@ -147,6 +98,18 @@ export function createSessions({
   now?: () => number;
 }) {
   const refused = () => new HttpError(401, sessionMessages.invalidRefreshToken);
+  const { latestIssued, issue } = issuedPairs(refreshTokens);
+  const { revokeUser, markEnded, endSession } = sessionEnds({
+    sessions,
+    ends,
+    refreshTokens,
+    revocations,
+    revoked,
+    tokens,
+    expiresInS,
+    latestIssued,
+    now,
+  });
   /** Spends under way in this process, by the spent token's hash. */
   const spending = new Map<string, Promise<SessionTokens>>();
 
@@ -156,99 +119,6 @@ export function createSessions({
     refreshToken,
     expiresIn: expiresInS,
   });
-
-  const live = (
-    session: SessionRecord | null,
-    at: number,
-    end: SessionEndRecord | null = null,
-  ): session is SessionRecord =>
-    session !== null &&
-    end === null &&
-    session.endedAt === null &&
-    at - session.lastUsedAt.getTime() < settings.idleMs &&
-    at - session.createdAt.getTime() < settings.maxAgeMs;
-
-  /** The latest second from `fromS` on that an access token of `userId` took (fromS - 1: none). */
-  const latestIssued = async (userId: string, fromS: number): Promise<number> => {
-    const taken = await refreshTokens
-      .find({ userId, iat: trusted({ $gte: fromS }) }, { iat: 1 })
-      .lean<Pick<RefreshTokenRecord, 'iat'>[]>();
-    return Math.max(fromS - 1, ...taken.map(({ iat }) => iat));
-  };
-
-  /**
-   * Inserts the record of the pair whose refresh token hashes to `_id`, its access token at the
-   * first free second of the user from `fromS` on; or finds that record inserted already.
-   */
-  const issue = async (
-    record: Pick<RefreshTokenRecord, '_id' | 'sessionId' | 'userId' | 'createdAt'>,
-    fromS: number,
-  ): Promise<Issued> => {
-    let iat = fromS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await refreshTokens.create({ ...record, iat });
-        return { iat };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // Which unique key: the token's (spent already), or the user's second (taken: the next).
-        const spent = await refreshTokens.findById(record._id).lean<RefreshTokenRecord>();
-        if (spent) return { spent };
-        if (attempt >= ISSUE_ATTEMPTS) throw err;
-        iat = (await latestIssued(record.userId, iat)) + 1;
-      }
-    }
-  };
-
-  /**
-   * Every token of `userId` issued until now is refused: those of this second, and those whose
-   * second was taken ahead of it (issue).
-   */
-  const revokeUser = async (userId: string) => {
-    const nowS = Math.floor(now() / 1000);
-    await revocations.revokeUser(userId, (await latestIssued(userId, nowS)) + 1);
-  };
-
-  /**
-   * Sessions `ids` have ended, for good, once this answers: their end records are in (one found
-   * there already is the same end). `endedAt` is set too, on the sessions `open` finds (by
-   * equality: FerretDB reads the whole collection for an `$in`), for the list.
-   */
-  const markEnded = async (ids: string[], open: Record<string, string | null>, at: number) => {
-    if (ids.length === 0) return;
-    const endedAt = new Date(at);
-    const recorded = ends.insertMany(
-      ids.map((_id) => ({ _id, at: endedAt })),
-      { ordered: false },
-    );
-    await Promise.all([
-      recorded.catch((err) => {
-        if (!onlyDuplicateKeys(err)) throw err;
-      }),
-      sessions.updateMany(open, { $set: { endedAt } }),
-    ]);
-  };
-
-  /**
-   * The session ends, and so do the access tokens it was issued that are still valid, and `also`
-   * (a logout's Bearer token), once each. The end record goes in before the records are read: see
-   * the race at the top.
-   */
-  const endSession = async (id: string, also: RevokedToken[] = []) => {
-    const at = now();
-    await markEnded([id], { _id: id, endedAt: null }, at);
-    const issued = await refreshTokens
-      .find({ sessionId: id, iat: trusted({ $gt: Math.floor(at / 1000) - expiresInS }) }, { userId: 1, iat: 1 })
-      .lean<Pick<RefreshTokenRecord, 'userId' | 'iat'>[]>();
-    const ended = new Map(also.map((t) => [t.digest, t]));
-    for (const { userId, iat } of issued) {
-      const { token } = pair(userId, '', iat);
-      if (revoked.refuses(token, userId, iat)) continue;
-      const digest = tokenDigest(token);
-      ended.set(digest, { userId, digest, expiresAt: iat + expiresInS });
-    }
-    await revocations.revokeTokens([...ended.values()]);
-  };
 
   /** Spends `refreshToken` (which says `claims`) for the next pair: see refresh. */
   const spend = async (claims: RefreshTokenClaims, refreshToken: string): Promise<SessionTokens> => {
@@ -262,7 +132,7 @@ export function createSessions({
       sessions.findById(claims.sessionId).lean<SessionRecord>(),
       ends.findById(claims.sessionId).lean<SessionEndRecord>(),
     ]);
-    if (!live(session, at, end)) {
+    if (!isLive(session, at, settings, end)) {
       // Nothing is kept for a session that is gone (a deleted account's), or that cannot use it.
       if (!('spent' in issued)) await refreshTokens.deleteOne({ _id: record._id });
       throw refused();
@@ -337,48 +207,15 @@ export function createSessions({
       else await revocations.revokeTokens(bearer);
     },
 
-    /**
-     * The caller's live sessions, newest first, the one `caller` presents the tokens of marked
-     * `current`. Its refresh token names its session (no read); otherwise its access token's
-     * second does, through the record of the pair it was issued with (the unique `(userId, iat)`),
-     * read at the same time as the list: one more read, no longer wait. A refresh token that names
-     * none of the listed (another user's, an ended session's) falls back to the access token.
-     */
-    async list(userId: string, caller: CallerTokens = {}): Promise<SessionSummary[]> {
-      const at = now();
-      const claims = caller.refreshToken === undefined ? null : keys.open(caller.refreshToken);
-      const named = claims?.userId === userId ? claims.sessionId : undefined;
-      const issuedWith = async (): Promise<string | undefined> => {
-        if (caller.issuedAt === undefined) return undefined;
-        const record = await refreshTokens
-          .findOne({ userId, iat: caller.issuedAt }, { sessionId: 1 })
-          .lean<Pick<RefreshTokenRecord, 'sessionId'>>();
-        return record?.sessionId;
-      };
-      const [found, issuer] = await Promise.all([
-        sessions
-          .find({ userId, endedAt: null, createdAt: trusted({ $gt: new Date(at - settings.maxAgeMs) }) })
-          .sort({ createdAt: -1, _id: -1 })
-          .lean<SessionRecord[]>(),
-        named === undefined ? issuedWith() : undefined,
-      ]);
-      const listed = found.filter((s) => live(s, at));
-      let current = named === undefined ? issuer : named;
-      if (named !== undefined && !listed.some((s) => s._id === named)) current = await issuedWith();
-      return listed.map((s) => ({
-        id: s._id,
-        createdAt: s.createdAt,
-        lastUsedAt: s.lastUsedAt,
-        userAgent: s.userAgent,
-        device: deviceName(s.userAgent),
-        current: s._id === current,
-      }));
+    /** The caller's live sessions, newest first, its own marked `current` (session-list.ts). */
+    list(userId: string, caller: CallerTokens = {}): Promise<SessionSummary[]> {
+      return listSessions({ sessions, refreshTokens, keys, settings, at: now() }, userId, caller);
     },
 
     /** Ends one of `userId`'s sessions; 404 for another user's, an unknown or an ended one. */
     async end(userId: string, sessionId: string): Promise<void> {
       const session = await sessions.findOne({ _id: sessionId, userId }).lean<SessionRecord>();
-      if (!live(session, now())) throw new HttpError(404, sessionMessages.notFound);
+      if (!isLive(session, now(), settings)) throw new HttpError(404, sessionMessages.notFound);
       await endSession(sessionId);
     },
 
