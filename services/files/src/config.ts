@@ -1,5 +1,5 @@
 import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec } from '@cs/config';
-import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart';
+import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart/multipart';
 
 export const DEFAULT_ALLOWED_TYPES = [
   'image/png',

@@ -21,9 +21,9 @@ import {
 } from '@cs/koa';
 import Router from '@koa/router';
 import { messages } from './messages';
-import type { Multipart } from './multipart';
-import { toMultipartRequest, toUploadRequest, type UploadRules } from './upload-input';
-import type { Uploads } from './uploads';
+import type { Multipart } from './multipart/multipart';
+import { toMultipartRequest, toUploadRequest, type UploadRules } from './uploads/upload-input';
+import type { Uploads } from './uploads/uploads';
 
 /** Every public router here: how tokens are verified, and deleted accounts, whose writes are refused (never their reads or deletes). */
 interface RouteOptions {

@@ -17,10 +17,10 @@ import {
 } from '@cs/testkit';
 import { createApp } from '../src/app';
 import { type Config, readConfig } from '../src/config';
-import { type UploadModel, uploadModel } from '../src/model';
-import type { Removals } from '../src/removals';
-import type { Sweeper } from '../src/sweeper';
-import type { Uploads } from '../src/uploads';
+import type { Removals } from '../src/removals/removals';
+import type { Sweeper } from '../src/sweeper/sweeper';
+import { type UploadModel, uploadModel } from '../src/uploads/model';
+import type { Uploads } from '../src/uploads/uploads';
 
 export interface FilesHarness {
   app: Awaited<ReturnType<typeof createApp>>['app'];

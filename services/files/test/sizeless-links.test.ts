@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { attachmentRemovalModel, linkSlotModel } from '../src/model';
+import { linkSlotModel } from '../src/links/model';
+import { attachmentRemovalModel } from '../src/removals/model';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
 
 /** Over UPLOAD_MAX_BYTES (25 MiB by default). */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { refusal, TEST_FRONTEND_ORIGIN } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { extensionOf } from '../src/upload-key';
+import { extensionOf } from '../src/uploads/upload-key';
 import { type FilesHarness, newCaller, startFiles } from './helpers';
 
 const KEY = /^uploads\/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.([a-z0-9]{1,16})$/;

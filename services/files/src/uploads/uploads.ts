@@ -23,10 +23,7 @@ import { HttpError } from '@cs/errors';
 import type { Logger } from '@cs/log';
 import { claimedByInsert, raceBackoffMs } from '@cs/mongo';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
-import { displayFilename, filenameOf } from './file-name';
-import type { LinkSlots } from './link-slots';
-import { messages } from './messages';
-import type { UploadModel } from './model';
+import type { LinkSlots } from '../links/link-slots';
 import {
   claimWindowPassed,
   deleteIfMisdeclared,
@@ -34,10 +31,13 @@ import {
   signedFilename,
   signedMetadata,
   signedOwner,
-} from './object-rules';
+} from '../links/object-rules';
+import type { UnclaimedBudget } from '../links/unclaimed-budget';
+import { messages } from '../messages';
+import { displayFilename, filenameOf } from './file-name';
+import type { UploadModel } from './model';
 import type { Records } from './records';
 import { beingReleased, type Release } from './release';
-import type { UnclaimedBudget } from './unclaimed-budget';
 import type { UploadRequest } from './upload-input';
 import { newUploadKey } from './upload-key';
 

@@ -4,7 +4,7 @@
  * simply done again: a record goes after its object, and every step is idempotent.
  */
 import type { ObjectStorage } from '@cs/storage';
-import type { LinkSlots } from './link-slots';
+import type { LinkSlots } from '../links/link-slots';
 import type { UploadModel, UploadRecord } from './model';
 
 export function createAccountPurge({

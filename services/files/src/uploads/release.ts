@@ -6,7 +6,7 @@
  * releases a given version, and a lease that runs out leaves the release to the sweeper.
  */
 import type { ObjectStorage } from '@cs/storage';
-import type { LinkSlots } from './link-slots';
+import type { LinkSlots } from '../links/link-slots';
 import type { UploadRecord } from './model';
 import type { Read, Records } from './records';
 

@@ -1,5 +1,4 @@
 import { modelOf } from '@cs/mongo';
-import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema } from 'mongoose';
 
 /**
@@ -111,72 +110,4 @@ export type UploadModel = Model<UploadRecord>;
 
 export function uploadModel(connection: Connection): UploadModel {
   return modelOf(connection, 'Upload', uploadSchema);
-}
-
-/**
- * A size-less link holding one of its owner's slots (see link-slots.ts). `_id` is
- * `<ownerId>#<slot>.<lap>`: the lap-th link to hold that slot. `_id`'s unique index lets one
- * taker insert each lap.
- */
-export interface LinkSlot {
-  _id: string;
-  ownerId: string;
-  slot: number;
-  lap: number;
-  /** The key of the link that holds the slot. */
-  key: string;
-  /** When that link expires; from then on the slot's next lap may be taken. */
-  expiresAt: Date;
-}
-
-const linkSlotSchema = new Schema<LinkSlot>(
-  {
-    _id: { type: String, required: true },
-    ownerId: { type: String, required: true },
-    slot: { type: Number, required: true },
-    lap: { type: Number, required: true },
-    key: { type: String, required: true },
-    expiresAt: { type: Date, required: true },
-  },
-  { versionKey: false, strict: 'throw', collection: 'link_slots' },
-);
-linkSlotSchema.index({ ownerId: 1 });
-
-export type LinkSlotModel = Model<LinkSlot>;
-
-export function linkSlotModel(connection: Connection): LinkSlotModel {
-  return modelOf(connection, 'LinkSlot', linkSlotSchema);
-}
-
-/** The same slots for open multipart uploads, in a collection of their own: `key` is the upload's. */
-export function multipartSlotModel(connection: Connection): LinkSlotModel {
-  return modelOf(connection, 'MultipartSlot', linkSlotSchema.clone().set('collection', 'multipart_slots'));
-}
-
-/**
- * The notes service is still to hear that the check removed an attached key's object: an entry
- * of the removals outbox (removals.ts). `_id` is the key: one entry per removal.
- */
-export interface AttachmentRemoval extends OutboxEntry {
-  _id: string;
-  ownerId: string;
-  /** Why the object was removed, as the note will show it. */
-  reason: string;
-}
-
-const attachmentRemovalSchema = withOutboxFields(
-  new Schema<AttachmentRemoval>(
-    {
-      _id: { type: String, required: true },
-      ownerId: { type: String, required: true },
-      reason: { type: String, required: true },
-    },
-    { versionKey: false, strict: 'throw', collection: 'attachment_removals' },
-  ),
-);
-
-export type AttachmentRemovalModel = Model<AttachmentRemoval>;
-
-export function attachmentRemovalModel(connection: Connection): AttachmentRemovalModel {
-  return modelOf(connection, 'AttachmentRemoval', attachmentRemovalSchema);
 }

@@ -3,7 +3,7 @@
  * configuration (the allowed media types, the size limit), then what the domain takes.
  */
 import { fieldError } from '@cs/errors';
-import { messages } from './messages';
+import { messages } from '../messages';
 
 export interface UploadRequest {
   contentType: string;

@@ -5,7 +5,7 @@
  */
 import { HttpError } from '@cs/errors';
 import type { Turns } from '@cs/mongo';
-import { messages } from './messages';
+import { messages } from '../messages';
 import type { UploadModel, UploadRecord } from './model';
 
 /** A record as read, and when: its next version must be taken within the turns' hold time. */

@@ -7,9 +7,9 @@
  */
 import type { Logger } from '@cs/log';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
-import { decodeFilename, encodeFilename } from './file-name';
-import { messages } from './messages';
-import type { UploadRecord } from './model';
+import { messages } from '../messages';
+import { decodeFilename, encodeFilename } from '../uploads/file-name';
+import type { UploadRecord } from '../uploads/model';
 
 /** Last-Modified in a HEAD is an HTTP date: whole seconds. */
 const LAST_MODIFIED_PRECISION_MS = 1000;

@@ -21,13 +21,13 @@ import type { Logger } from '@cs/log';
 import { claimedByInsert, trusted } from '@cs/mongo';
 import type { ObjectStorage } from '@cs/storage';
 import { counter } from '@cs/telemetry';
-import type { UploadModel, UploadRecord, UploadState } from './model';
-import { deleteIfMisdeclared, ruleBroken, signedFilename, signedOwner, sweepMarginMs } from './object-rules';
-import type { Records } from './records';
-import type { Release } from './release';
-import type { Removals } from './removals';
+import { deleteIfMisdeclared, ruleBroken, signedFilename, signedOwner, sweepMarginMs } from '../links/object-rules';
+import type { UnclaimedBudget } from '../links/unclaimed-budget';
+import type { Removals } from '../removals/removals';
+import type { UploadModel, UploadRecord, UploadState } from '../uploads/model';
+import type { Records } from '../uploads/records';
+import type { Release } from '../uploads/release';
 import { eachAtMost } from './sweep-pace';
-import type { UnclaimedBudget } from './unclaimed-budget';
 
 export interface SweeperSettings {
   /** How long an issued key may stay unattached. */

@@ -20,8 +20,8 @@
  *   map lookup. It is a courtesy: the bound is the sweeper's.
  */
 import { HttpError } from '@cs/errors';
-import { messages } from './messages';
-import type { UploadModel, UploadRecord } from './model';
+import { messages } from '../messages';
+import type { UploadModel, UploadRecord } from '../uploads/model';
 
 export interface UnclaimedLimits {
   maxCount: number;

@@ -10,15 +10,15 @@
 import { randomUUID } from 'node:crypto';
 import { fieldError, HttpError } from '@cs/errors';
 import type { ObjectStorage, StoredPart } from '@cs/storage';
-import { displayFilename } from './file-name';
-import type { LinkSlots } from './link-slots';
-import { messages } from './messages';
-import type { UploadModel } from './model';
-import type { Records } from './records';
-import type { UnclaimedBudget } from './unclaimed-budget';
-import type { UploadRequest } from './upload-input';
-import { extensionOf } from './upload-key';
-import type { Uploads } from './uploads';
+import type { LinkSlots } from '../links/link-slots';
+import type { UnclaimedBudget } from '../links/unclaimed-budget';
+import { messages } from '../messages';
+import { displayFilename } from '../uploads/file-name';
+import type { UploadModel } from '../uploads/model';
+import type { Records } from '../uploads/records';
+import type { UploadRequest } from '../uploads/upload-input';
+import { extensionOf } from '../uploads/upload-key';
+import type { Uploads } from '../uploads/uploads';
 
 const MiB = 1024 * 1024;
 /** Storage's bounds: parts of 5 MiB to 5 GiB (the last may be smaller), at most 10,000 of them. */

@@ -13,7 +13,8 @@
  */
 import type { Logger } from '@cs/log';
 import { createOutbox, isSettled } from '@cs/outbox';
-import type { AttachmentRemoval, AttachmentRemovalModel, UploadModel, UploadRecord } from './model';
+import type { UploadModel, UploadRecord } from '../uploads/model';
+import type { AttachmentRemoval, AttachmentRemovalModel } from './model';
 import type { NotesClient } from './notes-client';
 
 export function createRemovals({

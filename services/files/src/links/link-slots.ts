@@ -19,7 +19,7 @@
 import { randomInt } from 'node:crypto';
 import { HttpError } from '@cs/errors';
 import { claimedByInsert, trusted } from '@cs/mongo';
-import { messages } from './messages';
+import { messages } from '../messages';
 import type { LinkSlot, LinkSlotModel } from './model';
 
 export function createLinkSlots({
