@@ -17,7 +17,7 @@ import { displayFilename } from '../uploads/file-name';
 import type { UploadModel } from '../uploads/model';
 import type { Records } from '../uploads/records';
 import type { UploadRequest } from '../uploads/upload-input';
-import { extensionOf } from '../uploads/upload-key';
+import { uploadKey } from '../uploads/upload-key';
 import type { Uploads } from '../uploads/uploads';
 
 const MiB = 1024 * 1024;
@@ -90,7 +90,7 @@ export function createMultipart({
       budget.refuse(ownerId, size);
       await storage.assertReachable();
       const id = randomUUID();
-      const key = `uploads/${id}.${extensionOf(filename)}`;
+      const key = uploadKey(id, filename);
       const partSize = partSizeFor(size, settings.partSize);
       const partCount = Math.ceil(size / partSize);
       const issuedAt = new Date();

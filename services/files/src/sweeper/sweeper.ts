@@ -27,6 +27,7 @@ import type { Removals } from '../removals/removals';
 import type { UploadModel, UploadRecord, UploadState } from '../uploads/model';
 import type { Records } from '../uploads/records';
 import type { Release } from '../uploads/release';
+import { UPLOAD_KEY_PREFIX } from '../uploads/upload-key';
 import { eachAtMost } from './sweep-pace';
 
 export interface SweeperSettings {
@@ -209,7 +210,7 @@ export function createSweeper({
       let deleted = 0;
       let after: string | undefined;
       do {
-        const { objects, next } = await storage.listObjects('uploads/', { after });
+        const { objects, next } = await storage.listObjects(UPLOAD_KEY_PREFIX, { after });
         after = next;
         await recheckLate(objects.filter((o) => o.size > settings.maxBytes).map((o) => o.key));
         const now = Date.now();

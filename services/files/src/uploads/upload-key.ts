@@ -15,6 +15,14 @@ export function extensionOf(filename: string): string {
   return EXTENSION.test(candidate) ? candidate : 'bin';
 }
 
+/** Where every upload's object is kept: the sweeper lists it. */
+export const UPLOAD_KEY_PREFIX = 'uploads/';
+
+/** The key of the upload `id` (a UUID: a multipart upload's id in our routes) of `filename`. */
+export function uploadKey(id: string, filename: string): string {
+  return `${UPLOAD_KEY_PREFIX}${id}.${extensionOf(filename)}`;
+}
+
 export function newUploadKey(filename: string): string {
-  return `uploads/${randomUUID()}.${extensionOf(filename)}`;
+  return uploadKey(randomUUID(), filename);
 }
