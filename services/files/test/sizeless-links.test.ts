@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { linkSlotModel } from '../src/links/model';
 import { attachmentRemovalModel } from '../src/removals/model';
@@ -194,7 +195,19 @@ describe('POST /upload-url without size (the contract’s request)', () => {
 
     // As a check that died after writing its entry, before the release.
     await h.removals.announce(key, caller.id, 'broken');
-    await h.removals.drain();
+    // The outbox's poll, as the service runs it (service.ts), until it has taken the entry once;
+    // stopping it waits for that try to end.
+    const stop = h.removals.start(20);
+    try {
+      await eventually(
+        'the entry tried once',
+        () => removalOf(key),
+        (entry) => entry?.attempts === 1,
+        { everyMs: 20 },
+      );
+    } finally {
+      await stop();
+    }
 
     expect(await removalOf(key)).toMatchObject({ attempts: 1, lastError: 'the removal has not landed yet' });
     expect(await h.model.findOne({ key }).lean()).toMatchObject({ state: 'attached' });

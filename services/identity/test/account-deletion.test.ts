@@ -22,6 +22,16 @@ afterAll(async () => {
 
 const account = () => registered(h, 'delete');
 
+/** The outbox's poll, as the service runs it (service.ts), for as long as `until` takes. */
+async function polling<T>(until: () => Promise<T>): Promise<T> {
+  const stop = h.deletions.start(20);
+  try {
+    return await until();
+  } finally {
+    await stop();
+  }
+}
+
 const remove = (token: string, body: object) =>
   h.http.delete('/api/auth/account').set('Authorization', `Bearer ${token}`).send(body);
 
@@ -85,7 +95,15 @@ describe('DELETE /api/auth/account', () => {
     await h.db.connection
       .collection<Entry>('account_deletions')
       .updateOne({ _id: userId }, { $set: { dueAt: new Date(0) } });
-    await h.deletions.drain();
+    await polling(() =>
+      eventually(
+        'the second try taken',
+        () => entryOf(userId),
+        (entry) => entry?.attempts === 2,
+        { everyMs: 20 },
+      ),
+    );
+    // Read once the poll has stopped, which waits for the try it took to end.
     const second = await entryOf(userId);
     expect(second?.pending.sort()).toEqual(['files', 'notes', 'posts']);
     expect(second?.attempts).toBe(2);
@@ -160,7 +178,13 @@ describe('DELETE /api/auth/account', () => {
       .collection('account_deletions')
       .insertOne({ _id: userId as never, pending: ['posts'], attempts: 0, dueAt: new Date(0), createdAt: new Date() });
 
-    await h.deletions.drain();
+    await polling(() =>
+      eventually(
+        'the account deleted',
+        () => h.users.exists({ _id: userId }),
+        (found) => !found,
+      ),
+    );
 
     expect(await h.users.exists({ _id: userId })).toBeNull();
     await h.http.post('/api/auth/login').send({ email, password: PASSWORD }).expect(401);

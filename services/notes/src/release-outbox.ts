@@ -59,8 +59,6 @@ export function createReleaseOutbox({
     releaseSoon: (entry: PendingRelease) => outbox.dispatch(entry),
     /** How many releases wait, and since when the oldest does. */
     backlog: () => outbox.backlog(),
-    /** Processes due entries (at most `limit`), oldest due first; returns how many were done. */
-    drain: (limit?: number) => outbox.drain(limit),
     /** Polls for due entries every `intervalMs`; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
   };

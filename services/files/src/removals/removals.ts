@@ -51,8 +51,6 @@ export function createRemovals({
     announce: (key: string, ownerId: string, reason: string) => outbox.enqueue({ _id: key, ownerId, reason }),
     /** Tells notes now, in the background, once the removal is written. */
     tellSoon: (entry: AttachmentRemoval) => outbox.dispatch(entry),
-    /** Tells notes of every removal due (at most `limit`); how many were told. */
-    drain: (limit?: number) => outbox.drain(limit),
     /** Polls for removals no live process told every `intervalMs`; returns the function that stops it. */
     start: (intervalMs: number) => outbox.start(intervalMs),
   };

@@ -28,8 +28,6 @@ export interface AccountDeletions {
   record(userId: string): Promise<void>;
   /** Delivers one user's deletion now, without making the caller wait. */
   deliverSoon(userId: string): void;
-  /** Delivers due entries (at most `limit`); returns how many were finished. */
-  drain(limit?: number): Promise<number>;
   /** Polls for due entries every `intervalMs`; returns the function that stops it. */
   start(intervalMs: number): () => Promise<void>;
   /** How many deletions are not confirmed by every owner yet, and since when the oldest waits. */
@@ -105,7 +103,6 @@ export function createAccountDeletions({
         .catch((err: unknown) => logger.warn({ err }, 'immediate account deletion failed; the outbox will retry'));
     },
 
-    drain: (limit) => outbox.drain(limit),
     start: (intervalMs) => outbox.start(intervalMs),
     backlog: () => outbox.backlog(),
   };
