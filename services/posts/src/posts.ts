@@ -1,8 +1,8 @@
 /**
- * The posts domain: every operation the routes call, and the internal publish operation. Returns
- * plain `Post` objects; mongoose documents never leave this module. A post is written through
- * `ownedDocuments` (`@cs/mongo`), so a draft is published once, with one publishedAt, however many
- * requests race for it, on FerretDB as on MongoDB.
+ * The posts domain: every operation the routes call. Returns plain `Post` objects; mongoose
+ * documents never leave this module. A post is written through `ownedDocuments` (`@cs/mongo`), so
+ * a draft is published once, with one publishedAt, however many requests race for it, on FerretDB
+ * as on MongoDB.
  *
  * The public list is kept in memory (listing.ts): every operation that can change what it shows
  * says so before it returns. Every write is told on the event bus too (post-events.ts): its entry
@@ -28,10 +28,6 @@ export interface PostPage {
 
 function notFound(): HttpError {
   return new HttpError(404, messages.notFound);
-}
-
-function alreadyPublished(): HttpError {
-  return new HttpError(409, messages.alreadyPublished);
 }
 
 function concurrentChange(): HttpError {
@@ -169,25 +165,6 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
       if (!removed) return;
       if (removed.prepared) events.dispatch(removed.prepared);
       await listing.changed({ postId: id }, null);
-    },
-
-    /**
-     * The internal publish operation (not an endpoint): a draft becomes published when the user
-     * is its author, with publishedAt now. Another user's post or none: 404; already published: 409.
-     */
-    async publish(postId: string, userId: string): Promise<Post> {
-      const { after, prepared } = await owned.update(
-        postId,
-        userId,
-        (current) => {
-          if (current.status === 'published') throw alreadyPublished();
-          return { set: { status: 'published', publishedAt: new Date() } };
-        },
-        tell(postId, userId),
-      );
-      if (prepared) events.dispatch(prepared, after);
-      await listing.changed({ postId }, after);
-      return toPost(after);
     },
   };
 }
