@@ -3,11 +3,18 @@
  * OpenAPI types (schema.ts) through openapi-fetch, so a call the API does not accept does not
  * compile. This file adds what every front end writes by hand otherwise: the session, kept fresh
  * (session-refresh below), one error type per kind of failure, and an optional cache of public
- * reads.
+ * reads (etag-cache.ts). The calls themselves are in a file for each service's resources:
+ * identity.ts (sessions, the account, others' names), posts.ts, notes.ts and files.ts (uploads).
  */
 import createFetchClient, { type Middleware } from 'openapi-fetch';
+import type { Page, Result, SessionTokens } from './calls.js';
 import { apiErrorOf, ContentClientError, NetworkError, SessionExpiredError } from './errors.js';
-import type { components, operations, paths } from './schema.js';
+import { etagCache } from './etag-cache.js';
+import { fileCalls } from './files.js';
+import { identityCalls } from './identity.js';
+import { type Note, noteCalls } from './notes.js';
+import { type Post, postCalls } from './posts.js';
+import type { paths } from './schema.js';
 import { memoryStore, type Session, type SessionStore } from './session.js';
 import {
   type SubscribeOptions,
@@ -16,34 +23,6 @@ import {
   type Topic,
   type TopicDocuments,
 } from './subscribe.js';
-import { type UnfinishedUpload, type UploadOptions, type UploadTask, uploader } from './upload.js';
-
-type Schemas = components['schemas'];
-export type Post = Schemas['Post'];
-export type PostPage = Schemas['PostPage'];
-export type NewPost = Schemas['CreatePost'];
-/** The contract's PUT: title, body, status. It ignores tags, so this type takes none (see PostPatch). */
-export type PostChanges = Schemas['UpdatePost'] & { tags?: never };
-/** Any of title, body, status and tags, applied together in one write (PATCH). */
-export type PostPatch = Schemas['PatchPost'];
-export type Note = Schemas['Note'];
-export type NewNote = Schemas['CreateNote'];
-export type NoteChanges = Schemas['UpdateNote'];
-export type DownloadLink = Schemas['DownloadLink'];
-export type SessionInfo = Schemas['Session'];
-export type Account = Schemas['Me'];
-/** What the public list takes: a page, a tag, an author's id, an order. */
-type ListPostsQuery = NonNullable<operations['listPosts']['parameters']['query']>;
-/** The orders of the public list: `newest` (the default), `oldest`, `title` (case-folded, A to Z). */
-export type PostSort = NonNullable<ListPostsQuery['sort']>;
-export interface ListPostsOptions {
-  page?: number;
-  limit?: number;
-  tag?: string;
-  /** Only this account's published posts (a post's `authorId`). */
-  author?: string;
-  sort?: PostSort;
-}
 
 export interface ClientOptions {
   /** Where the gateway is: `https://api.example.com`, or '' for the page's own origin. */
@@ -66,14 +45,6 @@ export interface ClientOptions {
   refreshCookie?: boolean;
 }
 
-/** One page of a keyset-paged list, and the cursor of the next page when there is one. */
-export interface Page<T> {
-  items: T[];
-  next?: string;
-}
-
-type Result<T> = { data?: T; error?: unknown; response: Response };
-
 /** Routes that never carry the session's token: they are how one gets, renews or ends a session. */
 const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset|refresh|logout)/;
 /** An access token this close to its expiry is renewed before it is sent (a quarter of its life, if shorter). */
@@ -92,8 +63,6 @@ function dueForRenewal({ token, expiresAt }: Session, now = Date.now()): boolean
   }
   return expiresAt - now < margin;
 }
-
-type SessionTokens = Schemas['SessionTokens'] | Schemas['CookieSessionTokens'];
 
 /**
  * A 401 that says the password given was wrong (changing it, deleting the account) rather than
@@ -248,191 +217,8 @@ export function createContentClient(options: ClientOptions = {}) {
     return next ? { items, next } : { items };
   }
 
-  const signIn = async (
-    path: '/api/auth/register' | '/api/auth/login',
-    body: { email: string; password: string; displayName?: string },
-  ) => keep(body.email, await run(() => raw.POST(path, { body, headers: modeHeaders })));
-
-  const client = {
-    /** The openapi-fetch client itself, typed, with the session and errors middleware. */
-    raw,
-    /** The signed-in person, if any. */
-    session: (): Session | undefined => store.load(),
-    /** A new account (with the name others see on its posts, if given), signed in. */
-    register: (email: string, password: string, profile: { displayName?: string } = {}) =>
-      signIn('/api/auth/register', { email, password, ...profile }),
-    login: (email: string, password: string) => signIn('/api/auth/login', { email, password }),
-    /**
-     * In cookie mode, the session this browser already has (after a reload, or in a new tab): a
-     * fresh access token from the cookie, and the account's address. Undefined when there is
-     * none. Outside cookie mode, the store's session as it is.
-     */
-    resume: async (): Promise<Session | undefined> => {
-      const current = store.load();
-      if (current || !cookieMode) return current;
-      const refreshed = await sendRefresh(undefined).catch((err: unknown) => {
-        throw new NetworkError('The API could not be reached', 'api', { cause: err });
-      });
-      if (refreshed.status === 401) return undefined;
-      const pair = (await refreshed.json().catch(() => undefined)) as SessionTokens | undefined;
-      if (!refreshed.ok || !pair) throw apiErrorOf(refreshed, pair, false);
-      const me = await doFetch(
-        new Request(authUrl('/api/auth/me'), { headers: { Authorization: `Bearer ${pair.token}` } }),
-      );
-      const account = (await me.json().catch(() => undefined)) as Account | undefined;
-      if (!me.ok || !account) throw apiErrorOf(me, account, false);
-      return keep(account.email, pair);
-    },
-    /**
-     * Ends the session on the server and forgets it here: its refresh token (or cookie) stops
-     * working, and so does its access token, on every replica within about a second.
-     */
-    logout: async () => {
-      const current = store.load();
-      store.clear();
-      if (!current || !renewable(current)) return;
-      await run(() =>
-        raw.POST('/api/auth/logout', {
-          ...(cookieMode ? {} : { body: { refreshToken: current.refreshToken } }),
-          headers: { ...modeHeaders, Authorization: `Bearer ${current.token}` },
-        }),
-      );
-    },
-
-    sessions: {
-      /**
-       * The signed-in person's live sessions, newest first; its own is `current` (in cookie mode,
-       * identity knows it from the cookie without a lookup).
-       */
-      list: () => run(() => raw.GET('/api/auth/sessions', { headers: modeHeaders })),
-      /** Ends one of them (another device, say). */
-      end: (id: string) =>
-        run(() => raw.DELETE('/api/auth/sessions/{id}', { params: { path: { id } } })).then(() => undefined),
-      /** Logs out everywhere, this client included. */
-      endAll: async () => {
-        await run(() => raw.DELETE('/api/auth/sessions'));
-        store.clear();
-      },
-    },
-
-    account: {
-      /** The signed-in person's account. */
-      me: () => run(() => raw.GET('/api/auth/me')),
-      /** Sets the name others see on the person's posts; null removes it. */
-      setDisplayName: (displayName: string | null) => run(() => raw.PATCH('/api/auth/me', { body: { displayName } })),
-      /** Sets a new password: every other session ends, and this one goes on with the new pair. */
-      changePassword: async (currentPassword: string, newPassword: string) => {
-        const pair = await run(() =>
-          raw.PUT('/api/auth/password', { body: { currentPassword, newPassword }, headers: modeHeaders }),
-        );
-        keep(store.load()?.email ?? '', pair);
-      },
-      /** Deletes the account and everything it owns, then ends the session. */
-      remove: async (password: string) => {
-        await run(() => raw.DELETE('/api/auth/account', { body: { password } }));
-        store.clear();
-      },
-      /** E-mails a link to set a new password (the same answer whether or not the address has an account). */
-      requestPasswordReset: (email: string) =>
-        run(() => raw.POST('/api/auth/password-reset', { body: { email } })).then(() => undefined),
-      /** Sets the password with the token from the e-mail's link; then log in with it. */
-      confirmPasswordReset: (token: string, newPassword: string) =>
-        run(() => raw.POST('/api/auth/password-reset/confirm', { body: { token, newPassword } })).then(() => undefined),
-    },
-
-    users: {
-      /** The display names of the accounts `ids` (up to 50 a call), by id; unknown ids are left out. */
-      names: async (ids: readonly string[]): Promise<Map<string, string | null>> => {
-        const distinct = [...new Set(ids)];
-        const names = new Map<string, string | null>();
-        for (let from = 0; from < distinct.length; from += 50) {
-          const found = await run(() =>
-            raw.GET('/api/users', { params: { query: { ids: distinct.slice(from, from + 50).join(',') } } }),
-          );
-          for (const user of found) names.set(user._id, user.displayName);
-        }
-        return names;
-      },
-    },
-
-    posts: {
-      /** Published posts, a page at a time: of a tag, of an author, or both, newest first unless `sort` says otherwise. */
-      list: (query: ListPostsOptions = {}) =>
-        run(() =>
-          raw.GET('/api/posts', {
-            params: {
-              query: {
-                ...(query.page ? { page: String(query.page) } : {}),
-                ...(query.limit ? { limit: String(query.limit) } : {}),
-                ...(query.tag ? { tag: query.tag } : {}),
-                ...(query.author ? { author: query.author } : {}),
-                ...(query.sort ? { sort: query.sort } : {}),
-              } satisfies ListPostsQuery,
-            },
-          }),
-        ),
-      get: (id: string) => run(() => raw.GET('/api/posts/{id}', { params: { path: { id } } })),
-      /** The caller's posts, a page (of up to 100) at a time. */
-      mine: (cursor?: string) =>
-        page(() => raw.GET('/api/posts/my-posts', { params: { query: cursor ? { cursor } : {} } })),
-      create: (post: NewPost) => run(() => raw.POST('/api/posts', { body: post })),
-      /** Changes the title, body or status (the contract's PUT, which ignores tags: see `patch`). */
-      update: (id: string, changes: PostChanges) =>
-        run(() => raw.PUT('/api/posts/{id}', { params: { path: { id } }, body: changes })),
-      /**
-       * Changes any of the title, body, status and tags in one request: all of them are applied,
-       * or none when one breaks a rule (an ApiError 400).
-       */
-      patch: (id: string, changes: PostPatch) =>
-        run(() => raw.PATCH('/api/posts/{id}', { params: { path: { id } }, body: changes })),
-      remove: (id: string) => run(() => raw.DELETE('/api/posts/{id}', { params: { path: { id } } })),
-      /** Replaces the post's tags, all at once (`update` cannot change them; `patch` can, with the rest). */
-      setTags: (id: string, tags: string[]) =>
-        run(() => raw.PUT('/api/posts/{id}/tags', { params: { path: { id } }, body: { tags } })),
-    },
-
-    notes: {
-      /** The caller's notes, newest first, a page at a time. */
-      list: (query: { limit?: number; cursor?: string } = {}) =>
-        page(() =>
-          raw.GET('/api/notes', {
-            params: {
-              query: {
-                ...(query.limit ? { limit: String(query.limit) } : {}),
-                ...(query.cursor ? { cursor: query.cursor } : {}),
-              },
-            },
-          }),
-        ),
-      get: (id: string) => run(() => raw.GET('/api/notes/{id}', { params: { path: { id } } })),
-      create: (note: NewNote) => run(() => raw.POST('/api/notes', { body: note })),
-      update: (id: string, changes: NoteChanges) =>
-        run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: changes })),
-      remove: (id: string) => run(() => raw.DELETE('/api/notes/{id}', { params: { path: { id } } })),
-      /** Attaches an uploaded file's key to a note (the file it replaces is deleted). */
-      attach: (id: string, key: string) =>
-        run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: { attachmentKey: key } })),
-      /** A signed download link for the note's file (valid for an hour). */
-      downloadLink: (id: string) => run(() => raw.GET('/notes/{id}/attachment', { params: { path: { id } } })),
-    },
-  };
-
-  const files = uploader({
-    link: (body) => run(() => raw.POST('/upload-url', { body })),
-    createMultipart: (body) => run(() => raw.POST('/api/multipart-uploads', { body })),
-    status: (uploadId) => run(() => raw.GET('/api/multipart-uploads/{uploadId}', { params: { path: { uploadId } } })),
-    signParts: (uploadId, partNumbers) =>
-      run(() =>
-        raw.POST('/api/multipart-uploads/{uploadId}/part-urls', {
-          params: { path: { uploadId } },
-          body: { partNumbers },
-        }),
-      ),
-    complete: (uploadId) =>
-      run(() => raw.POST('/api/multipart-uploads/{uploadId}/complete', { params: { path: { uploadId } } })),
-    abort: (uploadId) => run(() => raw.DELETE('/api/multipart-uploads/{uploadId}', { params: { path: { uploadId } } })),
-    who: () => store.load()?.email ?? '',
-  });
+  /** What the routes of sessions need of the session's keeping. */
+  const keeping = { keep, modeHeaders, renewable, sendRefresh, authUrl };
 
   /** The access token for a stream: renewed first when it is `expired`, or about to be. */
   const streamToken = async (expired?: string): Promise<string | undefined> => {
@@ -449,7 +235,13 @@ export function createContentClient(options: ClientOptions = {}) {
   };
 
   return {
-    ...client,
+    /** The openapi-fetch client itself, typed, with the session and errors middleware. */
+    raw,
+    /** The signed-in person, if any. */
+    session: (): Session | undefined => store.load(),
+    ...identityCalls(raw, run, keeping, store, cookieMode, doFetch),
+    posts: postCalls(raw, run, page),
+    notes: noteCalls(raw, run, page),
     /**
      * Live changes of `topics` (`posts`: published posts, public; `my-posts` and `notes`: the
      * signed-in person's), each to the handler of its topic, typed: `{posts: {upsert(post),
@@ -472,48 +264,8 @@ export function createContentClient(options: ClientOptions = {}) {
         handlers,
         subscribeOptions,
       ),
-    /** What an upload may be: the allowed media types and the size limits (public). */
-    uploadRules: () => run(() => raw.GET('/api/upload-rules')),
-    /**
-     * Sends a file straight to storage and gives its key: one signed PUT, or parts (4 at a time,
-     * retried, resumable) above `multipartFrom` bytes. `onProgress` counts bytes; `signal` aborts.
-     */
-    upload: (file: Blob, uploadOptions: UploadOptions = {}): Promise<string> => files.start(file, uploadOptions).done,
-    /** The same, with pause and resume. */
-    startUpload: (file: Blob, uploadOptions: UploadOptions = {}): UploadTask => files.start(file, uploadOptions),
-    /** Large uploads the signed-in person began in this browser and did not finish: choosing the same file resumes one. */
-    unfinishedUploads: (): UnfinishedUpload[] => files.unfinished(),
-    /** Gives up an unfinished upload: storage drops its parts. */
-    discardUpload: (uploadId: string): Promise<void> => files.discard(uploadId),
+    ...fileCalls(raw, run, store),
   };
 }
 
 export type ContentClient = ReturnType<typeof createContentClient>;
-
-/**
- * Public reads sent with the ETag of the body kept from last time; a 304 is answered with that
- * body. Only answers the API lets caches keep (not `no-store`, which it sends to token holders).
- */
-function etagCache(): Middleware {
-  const kept = new Map<string, { etag: string; body: string; type: string }>();
-  return {
-    onRequest({ request }) {
-      const entry = request.method === 'GET' ? kept.get(request.url) : undefined;
-      if (entry) request.headers.set('If-None-Match', entry.etag);
-      return request;
-    },
-    async onResponse({ request, response }) {
-      if (request.method !== 'GET') return response;
-      const entry = kept.get(request.url);
-      if (response.status === 304 && entry) {
-        return new Response(entry.body, { status: 200, headers: { 'content-type': entry.type, etag: entry.etag } });
-      }
-      const etag = response.headers.get('etag');
-      if (response.ok && etag && !/no-store/.test(response.headers.get('cache-control') ?? '')) {
-        const body = await response.clone().text();
-        kept.set(request.url, { etag, body, type: response.headers.get('content-type') ?? 'application/json' });
-      }
-      return response;
-    },
-  };
-}

@@ -1,22 +1,5 @@
-export {
-  type Account,
-  type ClientOptions,
-  type ContentClient,
-  createContentClient,
-  type DownloadLink,
-  type ListPostsOptions,
-  type NewNote,
-  type NewPost,
-  type Note,
-  type NoteChanges,
-  type Page,
-  type Post,
-  type PostChanges,
-  type PostPage,
-  type PostPatch,
-  type PostSort,
-  type SessionInfo,
-} from './client.js';
+export type { Page } from './calls.js';
+export { type ClientOptions, type ContentClient, createContentClient } from './client.js';
 export {
   ApiError,
   ContentClientError,
@@ -27,6 +10,9 @@ export {
   StorageError,
   UploadAbortedError,
 } from './errors.js';
+export type { Account, SessionInfo } from './identity.js';
+export type { DownloadLink, NewNote, Note, NoteChanges } from './notes.js';
+export type { ListPostsOptions, NewPost, Post, PostChanges, PostPage, PostPatch, PostSort } from './posts.js';
 export type { components, paths } from './schema.js';
 export { memoryStore, type Session, type SessionStore, webStorage } from './session.js';
 export type {

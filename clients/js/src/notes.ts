@@ -1,0 +1,36 @@
+/** The signed-in person's notes, and the file a note may hold. */
+import type { Calls, Raw } from './calls.js';
+import type { components } from './schema.js';
+
+type Schemas = components['schemas'];
+export type Note = Schemas['Note'];
+export type NewNote = Schemas['CreateNote'];
+export type NoteChanges = Schemas['UpdateNote'];
+export type DownloadLink = Schemas['DownloadLink'];
+
+export function noteCalls(raw: Raw, run: Calls['run'], page: Calls['page']) {
+  return {
+    /** The caller's notes, newest first, a page at a time. */
+    list: (query: { limit?: number; cursor?: string } = {}) =>
+      page(() =>
+        raw.GET('/api/notes', {
+          params: {
+            query: {
+              ...(query.limit ? { limit: String(query.limit) } : {}),
+              ...(query.cursor ? { cursor: query.cursor } : {}),
+            },
+          },
+        }),
+      ),
+    get: (id: string) => run(() => raw.GET('/api/notes/{id}', { params: { path: { id } } })),
+    create: (note: NewNote) => run(() => raw.POST('/api/notes', { body: note })),
+    update: (id: string, changes: NoteChanges) =>
+      run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: changes })),
+    remove: (id: string) => run(() => raw.DELETE('/api/notes/{id}', { params: { path: { id } } })),
+    /** Attaches an uploaded file's key to a note (the file it replaces is deleted). */
+    attach: (id: string, key: string) =>
+      run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: { attachmentKey: key } })),
+    /** A signed download link for the note's file (valid for an hour). */
+    downloadLink: (id: string) => run(() => raw.GET('/notes/{id}/attachment', { params: { path: { id } } })),
+  };
+}
