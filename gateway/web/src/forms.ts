@@ -1,6 +1,6 @@
 /** Form helpers: labelled fields with a place for their own message, and showing API errors. */
 import { ApiError } from './api';
-import { type Child, focusOn, h } from './dom';
+import { type AlertBox, type Child, focusOn, h } from './dom';
 
 export function field(label: string, control: HTMLInputElement | HTMLTextAreaElement, hint?: string): HTMLElement {
   const id = `f-${control.name}-${Math.random().toString(36).slice(2, 8)}`;
@@ -83,6 +83,35 @@ export async function busy<T>(form: HTMLElement, work: () => Promise<T>): Promis
     for (const button of buttons) button.disabled = false;
     form.removeAttribute('aria-busy');
   }
+}
+
+/**
+ * What a form does when it is sent: `work`, while its buttons are disabled (see busy); what that
+ * throws is shown in `alert`, and each field's message beside its field (see showError).
+ */
+export function onSubmit(
+  form: HTMLFormElement,
+  alert: { show(message: string): void },
+  work: () => Promise<unknown>,
+): void {
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void busy(form, async () => {
+      try {
+        await work();
+      } catch (error) {
+        showError(form, alert, error);
+      }
+    });
+  });
+}
+
+/** A new item's form once the item is saved: empty again, and `message` said in `alert`, which has the focus. */
+export function clearAfterSave(form: HTMLFormElement, alert: AlertBox, message: string): void {
+  form.reset();
+  clearFieldErrors(form);
+  alert.show(message, 'ok');
+  focusOn(alert);
 }
 
 /** An action on an item of a list: its buttons are disabled meanwhile; a failure is shown in `alert`. */

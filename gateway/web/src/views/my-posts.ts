@@ -2,16 +2,16 @@
 import { LIMITS, TAG_PATTERN } from '@cs/contract/src/limits';
 import { ApiError, api, type Post } from '../api';
 import { alertBox, focusOn, formatDate, h, replaceChildren } from '../dom';
+import { editInPlace } from '../edit-in-place';
 import {
   act,
   actions,
-  busy,
-  cancelEdit,
+  clearAfterSave,
   clearFieldErrors,
   clearWhenEdited,
   field,
   input,
-  showError,
+  onSubmit,
   textarea,
 } from '../forms';
 import { tagList } from './posts';
@@ -80,20 +80,10 @@ export function myPostsView(): HTMLElement {
     actions(h('button', { type: 'submit', class: 'primary' }, 'Save draft')),
   );
   clearWhenEdited(form, createAlert);
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void busy(form, async () => {
-      try {
-        await api.createPost({ title: title.value, body: body.value, tags: tagsToSave(tags.value) });
-        form.reset();
-        clearFieldErrors(form);
-        createAlert.show('Draft saved. Publish it when it is ready.', 'ok');
-        focusOn(createAlert);
-        await refresh();
-      } catch (error) {
-        showError(form, createAlert, error);
-      }
-    });
+  onSubmit(form, createAlert, async () => {
+    await api.createPost({ title: title.value, body: body.value, tags: tagsToSave(tags.value) });
+    clearAfterSave(form, createAlert, 'Draft saved. Publish it when it is ready.');
+    await refresh();
   });
 
   void refresh();
@@ -128,22 +118,15 @@ function nameForm(): HTMLElement {
       () => undefined,
     )
     .finally(() => form.removeAttribute('aria-busy'));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void busy(form, async () => {
-      try {
-        const me = await api.setDisplayName(name.value.trim() || null);
-        name.value = me.displayName ?? '';
-        clearFieldErrors(form);
-        alert.show(
-          me.displayName ? `Your posts now say “by ${me.displayName}”.` : 'Your posts now say “by anonymous”.',
-          'ok',
-        );
-        focusOn(alert);
-      } catch (error) {
-        showError(form, alert, error);
-      }
-    });
+  onSubmit(form, alert, async () => {
+    const me = await api.setDisplayName(name.value.trim() || null);
+    name.value = me.displayName ?? '';
+    clearFieldErrors(form);
+    alert.show(
+      me.displayName ? `Your posts now say “by ${me.displayName}”.` : 'Your posts now say “by anonymous”.',
+      'ok',
+    );
+    focusOn(alert);
   });
   return form;
 }
@@ -214,40 +197,26 @@ function postItem(
 
   function edit() {
     createAlert.clear();
-    const editAlert = alertBox();
     const title = input('title', { value: post.title, maxLength: LIMITS.postTitleMax });
     const body = textarea('body', { value: post.body, rows: 6 });
     const tags = input('tags', { value: post.tags.join(', ') });
-    const form = h(
-      'form',
-      { novalidate: true },
-      editAlert,
-      field('Title', title),
-      field('Text', body, 'At least 10 characters.'),
-      field('Tags', tags, TAGS_HINT),
-      actions(h('button', { type: 'submit', class: 'primary' }, 'Save changes'), cancelEdit(item, show)),
-    );
-    form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      void busy(form, async () => {
-        try {
-          // One request: the text and the tags are saved together, or neither is.
-          const nextTags = tagsToSave(tags.value);
-          await api.patchPost(post._id, {
-            title: title.value,
-            body: body.value,
-            ...(nextTags.join() !== post.tags.join() ? { tags: nextTags } : {}),
-          });
-          await refresh();
-          // The item was drawn again: the focus goes to its heading.
-          focusOn(listHeading.parentElement?.querySelector<HTMLElement>(`li[data-post-id="${post._id}"] h3`));
-        } catch (error) {
-          showError(form, editAlert, error);
-        }
-      });
+    editInPlace(item, {
+      heading: 'Edit post',
+      fields: [field('Title', title), field('Text', body, 'At least 10 characters.'), field('Tags', tags, TAGS_HINT)],
+      first: title,
+      show,
+      save: () => {
+        // One request: the text and the tags are saved together, or neither is.
+        const nextTags = tagsToSave(tags.value);
+        return api.patchPost(post._id, {
+          title: title.value,
+          body: body.value,
+          ...(nextTags.join() !== post.tags.join() ? { tags: nextTags } : {}),
+        });
+      },
+      refresh,
+      redrawn: () => listHeading.parentElement?.querySelector<HTMLElement>(`li[data-post-id="${post._id}"] h3`),
     });
-    replaceChildren(item, h('h3', null, 'Edit post'), form);
-    title.focus();
   }
 
   show();

@@ -6,18 +6,8 @@
 import { LIMITS } from '@cs/contract/src/limits';
 import { api, type FieldError, type Note, type Page } from '../api';
 import { alertBox, focusOn, formatBytes, formatDate, h, replaceChildren } from '../dom';
-import {
-  act,
-  actions,
-  busy,
-  cancelEdit,
-  clearFieldErrors,
-  clearWhenEdited,
-  field,
-  input,
-  showError,
-  textarea,
-} from '../forms';
+import { editInPlace } from '../edit-in-place';
+import { act, actions, clearAfterSave, clearWhenEdited, field, input, onSubmit, textarea } from '../forms';
 import { onLive } from '../live';
 import { filePicker, saveWithFile } from './file-picker';
 import { unfinishedNotice } from './unfinished-upload';
@@ -76,29 +66,19 @@ export function notesView(): HTMLElement {
     actions(h('button', { type: 'submit', class: 'primary' }, 'Save note')),
   );
   clearWhenEdited(form, createAlert);
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
+  onSubmit(form, createAlert, async () => {
     createAlert.clear();
-    void busy(form, async () => {
-      try {
-        await saveWithFile(file, titleProblems(title.value), (attachmentKey) =>
-          api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) }),
-        );
-        // An unfinished upload this one finished is no longer offered.
-        const open = new Set(api.unfinishedUploads().map((u) => u.uploadId));
-        for (const notice of form.querySelectorAll<HTMLElement>('.unfinished-upload')) {
-          if (!open.has(notice.dataset.uploadId ?? '')) notice.remove();
-        }
-        form.reset();
-        file.reset();
-        clearFieldErrors(form);
-        createAlert.show('Note saved.', 'ok');
-        focusOn(createAlert);
-        await refresh();
-      } catch (error) {
-        showError(form, createAlert, error);
-      }
-    });
+    await saveWithFile(file, titleProblems(title.value), (attachmentKey) =>
+      api.createNote({ title: title.value, body: body.value, ...(attachmentKey ? { attachmentKey } : {}) }),
+    );
+    // An unfinished upload this one finished is no longer offered.
+    const open = new Set(api.unfinishedUploads().map((u) => u.uploadId));
+    for (const notice of form.querySelectorAll<HTMLElement>('.unfinished-upload')) {
+      if (!open.has(notice.dataset.uploadId ?? '')) notice.remove();
+    }
+    file.reset();
+    clearAfterSave(form, createAlert, 'Note saved.');
+    await refresh();
   });
 
   void refresh();
@@ -179,46 +159,35 @@ function noteItem(
     );
 
   function edit() {
-    const editAlert = alertBox();
     const title = input('title', { value: note.title, maxLength: TITLE_MAX });
     const body = textarea('body', { value: note.body, rows: 4 });
     const picker = filePicker(file ? 'Replace the file' : 'Attach a file');
     const remove = h('input', { type: 'checkbox', name: 'removeFile' });
-    const form = h(
-      'form',
-      { novalidate: true },
-      editAlert,
-      field('Title', title),
-      field('Text', body),
-      picker.element,
-      file
-        ? h('div', { class: 'field checkbox' }, h('label', null, remove, ` Remove ${file.name} from this note`))
-        : null,
-      actions(h('button', { type: 'submit', class: 'primary' }, 'Save changes'), cancelEdit(item, show)),
-    );
-    form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      void busy(form, async () => {
-        try {
-          await saveWithFile(picker, titleProblems(title.value), (uploaded) => {
-            // A file chosen replaces the one held; otherwise the box removes it (storage deletes it).
-            const attachmentKey = uploaded ?? (remove.checked ? null : undefined);
-            return api.updateNote(note._id, {
-              title: title.value,
-              body: body.value,
-              ...(attachmentKey !== undefined ? { attachmentKey } : {}),
-            });
+    editInPlace(item, {
+      heading: 'Edit note',
+      fields: [
+        field('Title', title),
+        field('Text', body),
+        picker.element,
+        file
+          ? h('div', { class: 'field checkbox' }, h('label', null, remove, ` Remove ${file.name} from this note`))
+          : null,
+      ],
+      first: title,
+      show,
+      save: () =>
+        saveWithFile(picker, titleProblems(title.value), (uploaded) => {
+          // A file chosen replaces the one held; otherwise the box removes it (storage deletes it).
+          const attachmentKey = uploaded ?? (remove.checked ? null : undefined);
+          return api.updateNote(note._id, {
+            title: title.value,
+            body: body.value,
+            ...(attachmentKey !== undefined ? { attachmentKey } : {}),
           });
-          await refresh();
-          // The item was drawn again: the focus goes to its heading.
-          focusOn(listHeading.parentElement?.querySelector<HTMLElement>(`li[data-note-id="${note._id}"] h3`));
-        } catch (error) {
-          showError(form, editAlert, error);
-        }
-      });
+        }),
+      refresh,
+      redrawn: () => listHeading.parentElement?.querySelector<HTMLElement>(`li[data-note-id="${note._id}"] h3`),
     });
-    replaceChildren(item, h('h3', null, 'Edit note'), form);
-    title.focus();
   }
 
   show();
