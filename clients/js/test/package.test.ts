@@ -38,7 +38,7 @@ describe('the packaged library', () => {
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
   });
 
-  it('bundled, minified and gzipped it is at most 9 kB, and the generated types add no code', () => {
+  it('bundled, minified and gzipped it is at most 9.5 kB, and the generated types add no code', () => {
     const bundle = buildSync({
       entryPoints: [join(LIBRARY, 'dist', 'index.js')],
       bundle: true,
@@ -49,8 +49,10 @@ describe('the packaged library', () => {
     });
     const gzipped = gzipSync(bundle.outputFiles[0]?.contents ?? new Uint8Array(), { level: 9 }).length;
     process.stdout.write(`client library: ${gzipped} bytes minified and gzipped (openapi-fetch included)\n`);
-    // 8 kB until subscribe() (live updates, 1 kB with its event-stream reader) came in.
-    expect(gzipped).toBeLessThanOrEqual(9 * 1024);
+    // 8 kB until subscribe() (live updates, 1 kB with its event-stream reader) came in; 9 kB until
+    // the library was split by resource and its topics generated from the contract (about 180
+    // bytes: each file's calls and types are bound apart, where one closure shared its names).
+    expect(gzipped).toBeLessThanOrEqual(9.5 * 1024);
     expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
     // What the docs say of it is what it is, within half a kilobyte.
     for (const doc of [join(LIBRARY, 'README.md'), join(REPO_ROOT, 'docs', 'clients.md')]) {
