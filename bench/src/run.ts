@@ -40,7 +40,8 @@ import mongoose, { Types } from 'mongoose';
 import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
-import { type PocketBaseReport, pocketbaseRows, pocketbaseSection, runPocketBase } from './pocketbase';
+import { pocketbaseRows, pocketbaseSection } from './pocketbase/report';
+import type { PocketBaseReport } from './pocketbase/report-types';
 import { type RealtimeReport, realtimeRows, runRealtime } from './realtime';
 import {
   interleave as interleaveRounds,
@@ -51,6 +52,7 @@ import {
   type Variant,
 } from './rounds';
 import { memoryOf, processTree, rssMb } from './rss';
+import { runPocketBase } from './scenarios/pocketbase';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
 import { measureUploadLinks, runUploadLinks, uploadLinkRows } from './upload-links';

@@ -1,0 +1,13 @@
+import type { System } from '../seed-load';
+
+/** One side of scenario 14, started and ready. */
+export interface Running {
+  system: System;
+  url: string;
+  pid: number;
+  /** From spawning it to its first ready answer (ours: the launcher's Ready line; PocketBase: /api/health). */
+  readyMs: number;
+  /** Ours: what the launcher says it started (MongoDB protocol, S3, how many processes). */
+  servers: Record<string, string>;
+  stop(): Promise<void>;
+}
