@@ -37,7 +37,8 @@ import {
 } from '@cs/devstack';
 import { markListingChanged } from '@cs/posts/operations';
 import mongoose, { Types } from 'mongoose';
-import { type AttacksReport, attackRows, attackSection, runAttacks } from './attacks';
+import { attackRows, attackSection } from './attacks/report';
+import type { AttacksReport } from './attacks/report-types';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
 import { pocketbaseRows, pocketbaseSection } from './pocketbase/report';
@@ -52,6 +53,7 @@ import {
   type Variant,
 } from './rounds';
 import { memoryOf, processTree, rssMb } from './rss';
+import { runAttacks } from './scenarios/attacks';
 import { runPocketBase } from './scenarios/pocketbase';
 import { runSessions, type SessionsReport, sessionRows } from './sessions';
 import { median, pairedRatio, percentile, round } from './stats';
