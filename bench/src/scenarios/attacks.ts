@@ -7,8 +7,8 @@
  * default rate limits on (the rest of the bench turns them off): every attack stays within them,
  * and `withinLimits` refuses to run one that would not. Each client is a loopback source address
  * of its own (127.0.0.x), which is what the gateway counts per and the services take turns by.
- * Every rate and concurrency is a constant in attacks/settings.ts, and the pages and e-mails the attackers pick come
- * from a seeded generator (paced-load.ts), so a run can be repeated.
+ * Every rate and concurrency is a constant in attacks/settings.ts, and the pages and e-mails the
+ * attackers pick come from a seeded generator (paced-load.ts), so a run can be repeated.
  *
  * Issue 46 added the attacks that found its faults, 5 to 10: a botnet of wrong logins (a fresh
  * address every 9 requests, 127.1.y.z), one account's unread streams with big updates
