@@ -18,7 +18,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_FLAGS } from '@cs/devstack';
-import type { LoadResult, LoadSpec } from './load';
+import type { LoadResult, LoadSpec } from '../load';
 import {
   interleave as interleaveRounds,
   runScript,
@@ -26,10 +26,10 @@ import {
   startOwnSystem,
   summarize,
   type Variant,
-} from './rounds';
-import { rssMb } from './rss';
-import { call } from './seed-load';
-import { pairedRatio, percentile, round } from './stats';
+} from '../rounds';
+import { rssMb } from '../rss';
+import { call } from '../seed-load';
+import { pairedRatio, percentile, round } from '../stats';
 
 /**
  * 10,000, or as many as one gateway can hold here: each stream is a client connection and an

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningSystem, startSystem, withDatabase } from '@cs/devstack';
 import mongoose from 'mongoose';
-import { LIMITS_OFF } from './limits-off';
-import type { LoadResult, LoadSpec } from './load';
+import { LIMITS_OFF } from '../limits-off';
+import type { LoadResult, LoadSpec } from '../load';
 import {
   interleave as interleaveRounds,
   type LoadSummary,
@@ -24,8 +24,8 @@ import {
   type ScenarioOptions,
   summarize,
   type Variant,
-} from './rounds';
-import { pairedRatio, round } from './stats';
+} from '../rounds';
+import { pairedRatio, round } from '../stats';
 
 export const REVOCATIONS = Number(process.env.BENCH_REVOCATIONS ?? 10_000);
 /** Sessions the refreshes cycle through: enough that none passes the refresh limit in a run. */

@@ -10,10 +10,10 @@
  */
 import jwt from 'jsonwebtoken';
 import { Types } from 'mongoose';
-import type { LoadResult, LoadSpec } from './load';
-import { interleave, type LoadSummary, runScript, type ScenarioOptions, startOwnSystem, summarize } from './rounds';
-import { call } from './seed-load';
-import { round } from './stats';
+import type { LoadResult, LoadSpec } from '../load';
+import { interleave, type LoadSummary, runScript, type ScenarioOptions, startOwnSystem, summarize } from '../rounds';
+import { call } from '../seed-load';
+import { round } from '../stats';
 
 /**
  * Callers of size-less links: each holds at most UPLOAD_MAX_OPEN_LINKS (50) open at once; their
