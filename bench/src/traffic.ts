@@ -6,74 +6,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type Answer, callApi } from './traffic/answer';
+import { DEFAULT_MIX, OPS, type OpName } from './traffic/operations';
+import { type Outcome, type Summary, summarize } from './traffic/outcome';
 
-export const OPS = [
-  'listPosts',
-  'getPost',
-  'myPosts',
-  'createPost',
-  'updatePost',
-  'deletePost',
-  'createNote',
-  'updateNote',
-  'deleteNote',
-  'listNotes',
-  'login',
-  'uploadUrl',
-  'attachNote',
-] as const;
-export type OpName = (typeof OPS)[number];
-
-/** Which service answers each operation. */
-export const SERVICE_OF: Record<OpName, 'identity' | 'posts' | 'notes' | 'files'> = {
-  listPosts: 'posts',
-  getPost: 'posts',
-  myPosts: 'posts',
-  createPost: 'posts',
-  updatePost: 'posts',
-  deletePost: 'posts',
-  createNote: 'notes',
-  updateNote: 'notes',
-  deleteNote: 'notes',
-  listNotes: 'notes',
-  login: 'identity',
-  uploadUrl: 'files',
-  attachNote: 'notes',
-};
-
-/**
- * Mostly reads, as in real use; every write the API has is in the mix. Deletes come on their
- * own: a create by a user already holding `keep` items deletes the oldest instead.
- */
-export const DEFAULT_MIX: Record<OpName, number> = {
-  listPosts: 30,
-  getPost: 15,
-  myPosts: 10,
-  createPost: 10,
-  updatePost: 8,
-  deletePost: 0,
-  createNote: 8,
-  updateNote: 5,
-  deleteNote: 0,
-  listNotes: 8,
-  login: 3,
-  uploadUrl: 3,
-  /** Off unless a run asks for it: needs storage reachable at the address in the upload link. */
-  attachNote: 0,
-};
-
-export interface Outcome {
-  op: OpName;
-  /** 0 when no HTTP answer came: the connection failed, or the client gave up (`error` says). */
-  status: number;
-  /** Whether the answer was JSON (every answer of the API with a body should be). */
-  json: boolean;
-  startedAt: number;
-  ms: number;
-  error?: string;
-  /** When no answer came: what the client's error said (its name, message and cause), to tell a reset from a cut body. */
-  detail?: string;
-}
+// The traffic's vocabulary, where the fault tests and the soak import it from.
+export type { Answer } from './traffic/answer';
+export { DEFAULT_MIX, OPS, type OpName, SERVICE_OF } from './traffic/operations';
+export type { Outcome, Summary } from './traffic/outcome';
 
 interface Written {
   owner: string;
@@ -109,16 +49,6 @@ export interface TrafficOptions {
   /** Tag on every post written, so reads can filter to this run's posts. */
   tag?: string;
 }
-
-export interface Summary {
-  requests: number;
-  byStatus: Record<string, number>;
-  notJson: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
 /** A small deterministic generator, so a run's sequence of operations can be repeated. */
 function prng(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -176,21 +106,9 @@ export class Traffic {
     return this.outcomes.filter((o) => o.startedAt >= from && o.startedAt < to);
   }
 
+  /** What a set of outcomes comes to (traffic/outcome.ts). */
   static summarize(outcomes: readonly Outcome[]): Summary {
-    const byStatus: Record<string, number> = {};
-    for (const o of outcomes)
-      byStatus[o.status || o.error || 'none'] = (byStatus[o.status || o.error || 'none'] ?? 0) + 1;
-    const times = outcomes.map((o) => o.ms).sort((a, b) => a - b);
-    const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0);
-    return {
-      requests: outcomes.length,
-      byStatus,
-      // 204 and 304 carry no body, so no type either.
-      notJson: outcomes.filter((o) => o.status !== 0 && o.status !== 204 && o.status !== 304 && !o.json).length,
-      p50: at(0.5),
-      p99: at(0.99),
-      max: at(1),
-    };
+    return summarize(outcomes);
   }
 
   /**
@@ -368,57 +286,8 @@ export class Traffic {
     return res;
   }
 
-  async fetch(
-    path: string,
-    { method = 'GET', token, body }: { method?: string; token?: string; body?: unknown } = {},
-  ): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    try {
-      const res = await fetch(`${this.options.baseUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
-      const text = await res.text();
-      const answer: Answer = { status: res.status, json, body: json && text ? (JSON.parse(text) as unknown) : text };
-      // A failure says what the system said, and which request it was in the services' logs.
-      if (res.status >= 500) {
-        const said = (answer.body as { error?: unknown } | undefined)?.error;
-        answer.error = `${typeof said === 'string' ? said : 'no error message'} (request ${res.headers.get('x-request-id') ?? 'without id'})`;
-      }
-      return answer;
-    } catch (err) {
-      const name = (err as Error).name;
-      return {
-        status: 0,
-        json: false,
-        body: undefined,
-        error: name === 'TimeoutError' ? 'timeout' : 'connection failed',
-        detail: errorChain(err),
-      };
-    }
+  /** One request to the API, as a worker sends it (traffic/answer.ts). */
+  fetch(path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<Answer> {
+    return callApi(this.options.baseUrl, this.timeoutMs, path, init);
   }
-}
-
-export interface Answer {
-  status: number;
-  json: boolean;
-  body: unknown;
-  error?: string;
-  detail?: string;
-}
-
-/** `name: message` of an error and of each cause under it (undici's fetch hides the socket's error there). */
-function errorChain(err: unknown): string {
-  const parts: string[] = [];
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    parts.push(`${e.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
-    e = e.cause;
-  }
-  return parts.join(' ← ');
 }
