@@ -5,81 +5,21 @@
  * limits and the services take turns per client address). Every status is counted and every
  * latency kept; the summary per stream name is printed as JSON on stdout.
  *
- * What a stream sends is described in the spec, so that attacks.ts says everything in one place;
+ * What a stream sends is described in the spec, so that attacks/ says everything in one place;
  * the choices that vary (a list page, an unknown e-mail) come from a seeded generator, so a run
  * sends the same requests as the last.
  */
 
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { PacedRequest, PacedResult, PacedSpec, PacedStream } from './paced-spec';
 import { median, percentile, round } from './stats';
-
-export type PacedRequest =
-  | { kind: 'get'; path: string; headers?: Record<string, string> }
-  | { kind: 'json'; method: 'POST' | 'PUT'; path: string; headers?: Record<string, string>; body: unknown }
-  /** GET /api/posts?page&limit&tag: a tag, a limit in 1..maxLimit, a page up to that list's last. */
-  | { kind: 'list pages'; tags: { tag: string; total: number }[]; maxLimit: number }
-  /** PUT `path` with `{status}`, draft and published in turn. */
-  | { kind: 'flip'; path: string; headers: Record<string, string> }
-  /** POST /api/auth/login for an account that does not exist, with a wrong password. */
-  | { kind: 'unknown login' }
-  /**
-   * A new post (POST /api/posts, a distinct title each) and then its publish (PUT status=published):
-   * two requests, timed and counted as one (the first status other than 2xx, or the publish's).
-   */
-  | { kind: 'create and publish'; headers: Record<string, string>; tag: string }
-  /**
-   * A stream opened (GET `path`), read for `readMs` after its headers, then closed: the latency is
-   * the time to its headers.
-   */
-  | { kind: 'stream briefly'; path: string; headers?: Record<string, string>; readMs: number }
-  /** PUT `path` (a note) with a body of `bodyBytes` characters: big events on the bus. */
-  | { kind: 'note update'; path: string; headers: Record<string, string>; bodyBytes: number };
-
-export interface PacedStream {
-  /** Streams with the same name are summed into one result. */
-  name: string;
-  request: PacedRequest;
-  ratePerS: number;
-  concurrency: number;
-  /** Loopback source addresses, used in turn, one request after another. */
-  addresses: string[];
-  /**
-   * Instead of `addresses`, a botnet's: a fresh address every `perAddress` requests, never one used
-   * before (127.`block`.y.z, up to 64,516 of them), each on a connection of its own.
-   */
-  fresh?: { block: number; perAddress: number };
-  /** At most this many requests, then the stream stops (before its duration, if it gets there). */
-  total?: number;
-}
 
 /** The `n`th address of loopback block `block` (127.block.y.z, z in 1..254). */
 export function freshAddress(block: number, n: number): string {
   const y = Math.floor(n / 254);
   if (y > 255) throw new Error(`fresh addresses of 127.${block}: ${n} is past the last`);
   return `127.${block}.${y}.${1 + (n % 254)}`;
-}
-
-export interface PacedSpec {
-  gateway: string;
-  durationS: number;
-  seed: number;
-  streams: PacedStream[];
-}
-
-export interface PacedResult {
-  sent: number;
-  /** Answered (any status) per second of the run (of its duration, or until the last answer when `total` ended it first). */
-  rps: number;
-  /** The run's duration, or less when every stream of this name stopped at its `total` first. */
-  seconds: number;
-  /** Of the answered requests, in milliseconds. */
-  p50: number;
-  p99: number;
-  /** 2xx answers over everything sent (timeouts and socket errors count as failures). */
-  succeeded: number;
-  /** Counts per status, and `error` for requests that got no answer. */
-  statuses: Record<string, number>;
 }
 
 /** A request that takes this long counts as failed. */

@@ -1,5 +1,5 @@
 /** What an attack is: its paced streams, or an attacker of its own, and what it needs. */
-import type { PacedResult, PacedSpec, PacedStream } from '../paced-load';
+import type { PacedResult, PacedSpec, PacedStream } from '../paced-spec';
 import type { UnreadStreamsResult, UnreadStreamsSpec } from '../unread-streams';
 
 /** What an attacker did: its requests' figures (paced-load's), and a sentence of anything else. */

@@ -1,5 +1,5 @@
 /** The bulk publisher (attacks 9 and 10): its import as paced streams, and the rate it reached. */
-import type { PacedResult, PacedStream } from '../paced-load';
+import type { PacedResult, PacedStream } from '../paced-spec';
 import { round } from '../stats';
 import { BULK, BULK_POSTS } from './settings';
 import { okCount } from './statuses';

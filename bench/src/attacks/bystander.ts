@@ -2,7 +2,7 @@
  * The bystander of scenario 11: its streams at a modest fixed pace (settings.ts), and its figures
  * beside an attack against its own without one.
  */
-import type { PacedResult, PacedStream } from '../paced-load';
+import type { PacedResult, PacedStream } from '../paced-spec';
 import { round } from '../stats';
 import type { Accounts } from './accounts';
 import type { BystanderFigures } from './report-types';

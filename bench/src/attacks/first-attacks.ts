@@ -1,5 +1,5 @@
 /** Attacks 1 to 4: list pages not kept, a flipping account, distributed logins. */
-import type { PacedRequest, PacedStream } from '../paced-load';
+import type { PacedRequest, PacedStream } from '../paced-spec';
 import type { Attack } from './attack';
 import { addresses, FLIP_ATTACK, LIST_ATTACK, LIST_ATTACK_ADDRESSES, LOGIN_ATTACK, TAGS } from './settings';
 

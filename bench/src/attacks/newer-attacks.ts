@@ -1,5 +1,5 @@
 /** Attacks 5 to 10 (issue 46): the ones that found its faults. */
-import type { PacedResult } from '../paced-load';
+import type { PacedResult } from '../paced-spec';
 import { round } from '../stats';
 import type { Attack, AttackContext } from './attack';
 import { bulkImport, bulkImportS, publishRate, sayRate } from './bulk-import';

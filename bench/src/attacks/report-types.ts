@@ -1,6 +1,6 @@
 /** What scenario 11 is given, and the shape of what it reports. */
 import type { SystemOptions } from '@cs/devstack';
-import type { PacedResult } from '../paced-load';
+import type { PacedResult } from '../paced-spec';
 import type { PublishRate } from './bulk-import';
 import type { BystanderRequest } from './settings';
 

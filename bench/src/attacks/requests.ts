@@ -1,5 +1,5 @@
 /** Scenario 11's calls: paced-load.js in a process of its own, and a JSON request to the system. */
-import type { PacedResult, PacedSpec } from '../paced-load';
+import type { PacedResult, PacedSpec } from '../paced-spec';
 import { runScript } from '../rounds';
 import type { AttackOptions } from './report-types';
 

@@ -1,5 +1,5 @@
 /** What a paced result's statuses say: how many succeeded, their share, and a list of them. */
-import type { PacedResult } from '../paced-load';
+import type { PacedResult } from '../paced-spec';
 import { round } from '../stats';
 
 /** Answers of a paced result that were 2xx. */

@@ -1,5 +1,5 @@
 /** The check that a run's streams stay within the gateway's limits and never share an address. */
-import type { PacedRequest, PacedStream } from '../paced-load';
+import type { PacedRequest, PacedStream } from '../paced-spec';
 import type { Attack } from './attack';
 import { AUTH_RATE_LIMIT, RATE_LIMIT, RATE_WINDOW_S } from './settings';
 

@@ -1,8 +1,8 @@
 /**
  * Scenario 13, live updates (issue 34), on a system of its own:
  * - idle streams: STREAMS (10,000, or what the gateway's descriptors allow) streams on `posts`
- *   through the gateway, from many loopback source addresses (127.0.1.x, at most PER_ADDRESS from
- *   each: under the gateway's per-address cap of 256). What they add to the gateway's and
+ *   through the gateway, from many loopback source addresses (127.0.1.x, at most 200 from each,
+ *   open-streams.ts: under the gateway's per-address cap of 256). What they add to the gateway's and
  *   realtime's RSS, per stream: goal ≤ 20 kB in all.
  * - delivery: SUBSCRIBERS (1,000) streams on one tag, and 10 posts published a second through the
  *   gateway for DELIVERY_S; per post, the time from its publish's answer to its arrival at the
@@ -14,11 +14,11 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_FLAGS } from '@cs/devstack';
 import type { LoadResult, LoadSpec } from '../load';
+import { openMany, type Stream } from '../open-streams';
 import {
   interleave as interleaveRounds,
   runScript,
@@ -40,7 +40,6 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? Math.min(10_000, gatewayStre
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1_000);
 const DELIVERY_S = Number(process.env.BENCH_DELIVERY_S ?? 20);
 const POSTS_PER_S = 10;
-const PER_ADDRESS = 200;
 export const REALTIME_GOAL = { bytesPerStream: 20_000, deliveryP99Ms: 100, withStreams: 0.9 } as const;
 
 export type RealtimeOptions = ScenarioOptions;
@@ -72,35 +71,11 @@ export interface RealtimeReport {
   writes: { withStreams: number; none: number; ratio: number };
 }
 
-interface Stream {
-  /** Resolves once the stream's first line came: it is open and joined. */
-  open: Promise<void>;
-  close(): void;
-}
-
 /** The client connections one gateway takes, from the open-files limit it inherits from us. */
 function gatewayStreamBudget(): number {
   const limits = readFileSync('/proc/self/limits', 'utf8');
   const openFiles = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? 1_000_000);
   return Math.floor((openFiles - 256) / 2);
-}
-
-/** One stream through `gateway`, from `localAddress`; `onData` sees every chunk. */
-function openStream(gateway: URL, path: string, localAddress: string, onData?: (text: string) => void): Stream {
-  let close = () => {};
-  const open = new Promise<void>((resolve, reject) => {
-    const req = request({ host: gateway.hostname, port: gateway.port, path, localAddress, agent: false }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
-      res.setEncoding('utf8');
-      res.once('data', () => resolve());
-      if (onData) res.on('data', onData);
-      else res.resume();
-    });
-    req.on('error', reject);
-    req.end();
-    close = () => req.destroy();
-  });
-  return { open, close: () => close() };
 }
 
 /**
@@ -127,26 +102,6 @@ async function bareServerGrowthMb(o: RealtimeOptions): Promise<number> {
   } finally {
     child.kill();
   }
-}
-
-/** `count` streams, PER_ADDRESS from each loopback address, 200 opening at a time. */
-async function openMany(
-  gateway: URL,
-  path: string,
-  count: number,
-  onData?: (index: number, text: string) => void,
-): Promise<Stream[]> {
-  const streams: Stream[] = [];
-  for (let from = 0; from < count; from += 200) {
-    const batch = Array.from({ length: Math.min(200, count - from) }, (_, k) => {
-      const i = from + k;
-      const address = `127.0.1.${1 + Math.floor(i / PER_ADDRESS)}`;
-      return openStream(gateway, path, address, onData && ((text) => onData(i, text)));
-    });
-    await Promise.all(batch.map((s) => s.open));
-    streams.push(...batch);
-  }
-  return streams;
 }
 
 export async function runRealtime(o: RealtimeOptions): Promise<RealtimeReport> {
