@@ -1,15 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** A process's resident memory in MB (one decimal), from /proc; 0 when it is gone. */
-export function rssMb(pid: number): number {
+/** A figure in kB of a /proc file (`<key>: <n> kB`), in MB with one decimal; 0 when the process is gone. */
+function procMb(file: string, key: string): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const line = readFileSync(file, 'utf8')
       .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
+      .find((l) => l.startsWith(key));
     return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 102.4) / 10;
   } catch {
     return 0;
   }
+}
+
+/** A process's resident memory in MB (one decimal), from /proc; 0 when it is gone. */
+export function rssMb(pid: number): number {
+  return procMb(`/proc/${pid}/status`, 'VmRSS:');
 }
 
 /**
@@ -18,14 +23,7 @@ export function rssMb(pid: number): number {
  * together, which a sum of RSS overstates. 0 when it is gone.
  */
 export function pssMb(pid: number): number {
-  try {
-    const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('Pss:'));
-    return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 102.4) / 10;
-  } catch {
-    return 0;
-  }
+  return procMb(`/proc/${pid}/smaps_rollup`, 'Pss:');
 }
 
 /** The process and all its descendants (a PostgreSQL server and its backends). */

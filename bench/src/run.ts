@@ -71,32 +71,39 @@ async function main(): Promise<void> {
   // Stopped by Ctrl-C or by its pid (kill's SIGTERM), it stops what it started first.
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
   process.once('SIGTERM', () => void stopAll().then(() => process.exit(143)));
+  /** What every scenario on systems of its own is given: how to measure, and what to stop at the end. */
+  const measuring = {
+    dist: DIST,
+    node: NODE,
+    rounds: ROUNDS,
+    durationS: DURATION_S,
+    connections: C,
+    own: (stoppable: { stop(): Promise<unknown> }) => owned.push(stoppable),
+    log: (line: string) => process.stdout.write(`${line}\n`),
+  };
+  /** The report of a scenario run alone (BENCH_ONLY): its figures under their key. */
+  const writeAlone = (machine: Record<string, unknown>, scenarios: Record<string, unknown>) =>
+    writeReport({
+      when: new Date().toISOString(),
+      durationS: round((Date.now() - started) / 1000),
+      only: ONLY,
+      settings: { rounds: ROUNDS, durationS: DURATION_S },
+      machine,
+      scenarios,
+    });
 
   try {
     if (ONLY === 'pocketbase') {
       // 14. Ours beside PocketBase: each starts everything it needs, so no shared servers here.
       process.stdout.write('bench: 14 PocketBase, alone (BENCH_ONLY)…\n');
       const pocketbase = await runPocketBase({
+        ...measuring,
         dataDir: join(dataDir, 'pocketbase'),
-        dist: DIST,
-        node: NODE,
-        rounds: ROUNDS,
-        durationS: DURATION_S,
-        connections: C,
         posts: PB_POSTS,
         starts: PB_STARTS,
         bcryptCost: BCRYPT_COST,
-        own: (stoppable) => owned.push(stoppable),
-        log: (line) => process.stdout.write(`${line}\n`),
       });
-      writeReport({
-        when: new Date().toISOString(),
-        durationS: round((Date.now() - started) / 1000),
-        only: ONLY,
-        settings: { rounds: ROUNDS, durationS: DURATION_S },
-        machine: machineOf(pocketbase.servers.mongo, pocketbase.servers.storage),
-        scenarios: { pocketbase },
-      });
+      writeAlone(machineOf(pocketbase.servers.mongo, pocketbase.servers.storage), { pocketbase });
       return;
     }
     if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();
@@ -104,34 +111,17 @@ async function main(): Promise<void> {
     owned.push(mongo, storage);
     await prepareBucket({ endpoint: storage?.url ?? '', ...S3, corsOrigins: [] });
 
-    // 11. Attacks beside a bystander, on a system of their own with the gateway's limits on.
-    const attacksScenario = () =>
-      runAttacks({
-        dataDir: join(dataDir, 'attacks'),
-        mongoUrl: mongo?.url ?? '',
-        storage: { endpoint: storage?.url ?? '', ...S3 },
-        jwtSecret: SECRET,
-        dbPrefix: `b${process.pid}_a_`,
-        bcryptCost: BCRYPT_COST,
-        dist: DIST,
-        node: NODE,
-        own: (system) => owned.push(system),
-        log: (line) => process.stdout.write(`${line}\n`),
-      });
-    /** What scenarios 12 and 13, each on systems of its own, share. */
+    /** What scenarios 11, 12 and 13, each on systems of its own, share. */
     const onItsOwnSystem = (name: string): Omit<ScenarioOptions, 'dbPrefix'> => ({
+      ...measuring,
       dataDir: join(dataDir, name),
       mongoUrl: mongo?.url ?? '',
       storage: { endpoint: storage?.url ?? '', ...S3 },
       jwtSecret: SECRET,
-      dist: DIST,
-      node: NODE,
-      rounds: ROUNDS,
-      durationS: DURATION_S,
-      connections: C,
-      own: (system) => owned.push(system),
-      log: (line) => process.stdout.write(`${line}\n`),
     });
+    // 11. Attacks beside a bystander, on a system of their own with the gateway's limits on.
+    const attacksScenario = () =>
+      runAttacks({ ...onItsOwnSystem('attacks'), dbPrefix: `b${process.pid}_a_`, bcryptCost: BCRYPT_COST });
     // 12. Sessions: refresh against create, and reads with a revocation list against none.
     const sessionsScenario = () => runSessions({ ...onItsOwnSystem('sessions'), dbPrefix: `b${process.pid}_s` });
     // 13. Live updates: idle streams, delivery, and reads and writes beside open streams.
@@ -157,14 +147,7 @@ async function main(): Promise<void> {
     if (only) {
       process.stdout.write(`bench: ${only.what} alone (BENCH_ONLY)…\n`);
       const figures = await only.run();
-      writeReport({
-        when: new Date().toISOString(),
-        durationS: round((Date.now() - started) / 1000),
-        only: ONLY,
-        settings: { rounds: ROUNDS, durationS: DURATION_S },
-        machine,
-        scenarios: { [only.key]: figures },
-      });
+      writeAlone(machine, { [only.key]: figures });
       return;
     }
 
