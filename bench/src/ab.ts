@@ -13,13 +13,14 @@
  * AB_QUIET_MAX_S (1500), AB_OUT (bench/results).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Child, freePort, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
 import { LIMITS_OFF } from './limits-off';
 import type { LoadResult, LoadSpec } from './load';
+import { writeResults } from './results';
 import { interleave, type LoadSummary, runScript, summarize } from './rounds';
 import { pairedRatio, round } from './stats';
 
@@ -272,10 +273,7 @@ async function main(): Promise<void> {
       machine,
       rows,
     };
-    mkdirSync(OUT, { recursive: true });
-    writeFileSync(join(OUT, 'ab.json'), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(OUT, 'ab.md'), markdown(report));
-    process.stdout.write(markdown(report));
+    writeResults(OUT, 'ab', report, markdown);
   } finally {
     await stopAll();
   }
