@@ -37,7 +37,7 @@ export interface LoadResult {
 
 /**
  * Written on stdout the moment the load begins, before the summary line, so that a caller can
- * time the loaded window alone (scale.ts). Not exported: importing this file runs it.
+ * time the loaded window alone (scale/measured.ts). Not exported: importing this file runs it.
  */
 const STARTED = 'started';
 

@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-// Imported by pocketbase.ts for post() and the calls: run only as a script.
+// Imported by scenario 14 (scenarios/pocketbase.ts, pocketbase/) for post() and the calls: run only as a script.
 if (require.main === module) {
   void main().catch((err) => {
     process.stderr.write(`${String(err)}\n`);

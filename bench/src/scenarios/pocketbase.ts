@@ -15,7 +15,7 @@
  * PSS), and the time from start to ready. On PostgreSQL, the create again under other settings of
  * its own (database-settings.ts).
  *
- * Knobs: BENCH_ROUNDS, BENCH_DURATION_S and BENCH_BCRYPT_COST (run.ts), BENCH_PB_POSTS (10000),
+ * Knobs: BENCH_ROUNDS, BENCH_DURATION_S and BENCH_BCRYPT_COST (run-settings.ts), BENCH_PB_POSTS (10000),
  * BENCH_PB_STARTS (3: restarts of each, for the time to ready), BENCH_PB_PUBLISHES (500: drafts
  * published a round).
  */
