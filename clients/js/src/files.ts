@@ -1,7 +1,8 @@
 /** Files: the upload rules, and uploads straight to storage through the API's signed links. */
 import type { Calls, Raw } from './calls.js';
 import type { SessionStore } from './session.js';
-import { type UnfinishedUpload, type UploadOptions, type UploadTask, uploader } from './upload.js';
+import { uploader } from './upload.js';
+import type { UnfinishedUpload, UploadOptions, UploadTask } from './upload-types.js';
 
 export function fileCalls(raw: Raw, run: Calls['run'], store: SessionStore) {
   const files = uploader({

@@ -23,4 +23,5 @@ export type {
   TopicDocuments,
   TopicHandlers,
 } from './subscribe.js';
-export { MULTIPART_FROM, type UnfinishedUpload, type UploadOptions, type UploadTask } from './upload.js';
+export { MULTIPART_FROM } from './upload.js';
+export type { UnfinishedUpload, UploadOptions, UploadTask } from './upload-types.js';

@@ -2,7 +2,7 @@
  * Where unfinished multipart uploads are remembered, so that the same file started again (after a
  * reload, say) sends only its missing parts.
  */
-import type { UnfinishedUpload } from './upload.js';
+import type { UnfinishedUpload } from './upload-types.js';
 
 export const MEMO = 'content-service.upload:';
 

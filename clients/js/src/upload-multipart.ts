@@ -8,9 +8,9 @@
 import { UploadAbortedError } from './errors.js';
 import type { components } from './schema.js';
 import { put, refused } from './storage-put.js';
-import type { UploadApi } from './upload.js';
 import type { Control, Progress } from './upload-control.js';
 import { MEMO, type ResumeArea, recall } from './upload-memo.js';
+import type { UploadApi } from './upload-types.js';
 
 type MultipartUpload = components['schemas']['MultipartUpload'];
 

@@ -5,8 +5,8 @@
 import { UploadAbortedError } from './errors.js';
 import type { components } from './schema.js';
 import { put, refused } from './storage-put.js';
-import type { UploadApi } from './upload.js';
 import type { Control, Progress } from './upload-control.js';
+import type { UploadApi } from './upload-types.js';
 
 type Schemas = components['schemas'];
 

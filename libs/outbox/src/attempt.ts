@@ -10,7 +10,7 @@ import { backoffMs } from './backoff';
 import type { DocumentOrder } from './document-order';
 import type { OutboxEntry } from './entry';
 import { createLeases } from './lease';
-import type { OutboxOptions } from './outbox';
+import type { OutboxOptions } from './options';
 
 /**
  * A poll leaves an entry this young, never tried, to the dispatch that follows its write: taken by

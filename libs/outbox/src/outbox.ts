@@ -44,13 +44,12 @@
  */
 
 import { repeatEvery } from '@cs/lifecycle';
-import type { Logger } from '@cs/log';
 import { backlogOf, insertTogether, isDuplicateKey, STALE_MS, trusted } from '@cs/mongo';
 import { watchOutbox } from '@cs/telemetry';
-import type { Model } from 'mongoose';
 import { createAttempt, type Dispatched, FIRST_TRY_MS } from './attempt';
 import { createDocumentOrder } from './document-order';
 import type { OutboxEntry } from './entry';
+import type { OutboxOptions, Own } from './options';
 
 /** After this long, a write an entry announces has landed or never will (`@cs/mongo` turns). */
 export const SETTLE_MS = STALE_MS;
@@ -63,27 +62,6 @@ export function isSettled(entry: Pick<OutboxEntry, 'createdAt'>, now = Date.now(
 export const LEASE_MS = 30_000;
 /** Entries read per query of a pass. */
 const BATCH = 20;
-
-type Own<E extends OutboxEntry> = Omit<E, keyof OutboxEntry> & { _id?: E['_id'] };
-
-export interface OutboxOptions<E extends OutboxEntry, W = never> {
-  /** The outbox's name: its metrics label and its leases' prefix. */
-  name: string;
-  /** The entries' collection, with the domain's own fields. */
-  entries: Model<E>;
-  /**
-   * Does what the entry asks. May run more than once for one entry: it must be idempotent, and
-   * settle the entry against the document as it is now (see above), or as `written` when the
-   * dispatch hands it what the write wrote. Throws to be tried again.
-   */
-  handle(entry: E, written?: W): Promise<void>;
-  /** A field naming the document an entry is about: that document's entries go in order. */
-  orderBy?: keyof Own<E> & string;
-  /** What a try does, for the log: "<what> failed; will retry". */
-  what: string;
-  logger: Logger;
-  leaseMs?: number;
-}
 
 export interface Outbox<E extends OutboxEntry, W = never> {
   /**

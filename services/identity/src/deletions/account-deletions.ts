@@ -18,10 +18,7 @@ import { createOutbox } from '@cs/outbox';
 import { type Fetch, traced } from '@cs/telemetry';
 import type { Connection } from 'mongoose';
 import type { UserModel } from '../accounts/model';
-import { accountDeletionModel, type DeletionRecord } from './model';
-
-export const OWNERS = ['posts', 'notes', 'files'] as const;
-export type Owner = (typeof OWNERS)[number];
+import { accountDeletionModel, type DeletionRecord, OWNERS, type Owner } from './model';
 
 export interface AccountDeletions {
   /** Records the deletion of this user; idempotent. */

@@ -3,7 +3,10 @@ import { modelOf } from '@cs/mongo';
 import { type OutboxEntry, withOutboxFields } from '@cs/outbox';
 import { type Connection, type Model, Schema } from 'mongoose';
 import { strict } from '../schema-options';
-import type { Owner } from './account-deletions';
+
+/** The services that own an account's data, each told of its deletion. */
+export const OWNERS = ['posts', 'notes', 'files'] as const;
+export type Owner = (typeof OWNERS)[number];
 
 /** A deleted account's entry in the deletions outbox (`@cs/outbox`), until every owner confirms. */
 export interface DeletionRecord extends OutboxEntry {
