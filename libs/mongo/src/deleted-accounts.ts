@@ -15,6 +15,8 @@
  *   in whichever replica runs it first, after a crash too;
  * - a slower write looks the tombstone up once more after it (`deletedSince`), and is purged then.
  */
+import { repeatEvery } from '@cs/lifecycle';
+import type { Logger } from '@cs/log';
 import type { Connection } from 'mongoose';
 import { claimedByInsert } from './unique-key';
 
@@ -65,6 +67,8 @@ export interface DeletedAccounts {
   deleteAccount(userId: string): Promise<void>;
   /** Carries out the second purges that are due; how many. Run every PURGE_AGAIN_EVERY_MS. */
   purgeAgain(): Promise<number>;
+  /** Runs `purgeAgain` every PURGE_AGAIN_EVERY_MS, a failed pass logged, until the returned stop. */
+  startPurgingAgain(logger: Pick<Logger, 'warn'>): () => Promise<void>;
 }
 
 /**
@@ -95,6 +99,19 @@ export async function createDeletedAccounts(
     return deleted;
   };
 
+  const purgeAgain = async () => {
+    const due = await tombstones
+      .find({ purgeAgainAt: { $lte: new Date() } }, { projection: { _id: 1 } })
+      .limit(PURGES_PER_PASS)
+      .toArray();
+    for (const { _id } of due) {
+      await purgeData(_id);
+      // Two replicas may both purge: the purge is idempotent, and nobody else writes a tombstone.
+      await tombstones.updateOne({ _id }, { $unset: { purgeAgainAt: 1 } });
+    }
+    return due.length;
+  };
+
   return {
     isDeleted,
     async isDeletedLately(userId) {
@@ -116,17 +133,10 @@ export async function createDeletedAccounts(
       await claimedByInsert(() => tombstones.insertOne({ _id: userId, deletedAt: new Date(deletedAt), purgeAgainAt }));
       await purgeData(userId);
     },
-    async purgeAgain() {
-      const due = await tombstones
-        .find({ purgeAgainAt: { $lte: new Date() } }, { projection: { _id: 1 } })
-        .limit(PURGES_PER_PASS)
-        .toArray();
-      for (const { _id } of due) {
-        await purgeData(_id);
-        // Two replicas may both purge: the purge is idempotent, and nobody else writes a tombstone.
-        await tombstones.updateOne({ _id }, { $unset: { purgeAgainAt: 1 } });
-      }
-      return due.length;
-    },
+    purgeAgain,
+    startPurgingAgain: (logger) =>
+      repeatEvery(PURGE_AGAIN_EVERY_MS, purgeAgain, (err) =>
+        logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
+      ),
   };
 }

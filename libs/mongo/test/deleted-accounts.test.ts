@@ -1,8 +1,8 @@
 /** Tombstones of deleted accounts, against the run's real MongoDB-protocol server. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newUserId, openTestDatabase, type TestDatabase } from '@cs/testkit';
+import { eventually, newUserId, openTestDatabase, type TestDatabase } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { LOOK_AGAIN_AFTER_MS } from '../src/deleted-accounts';
+import { LOOK_AGAIN_AFTER_MS, PURGE_AGAIN_EVERY_MS } from '../src/deleted-accounts';
 import { createDeletedAccounts } from '../src/index';
 
 let db: TestDatabase;
@@ -94,6 +94,44 @@ describe('the second purge', () => {
     expect(purged).toEqual([userId, userId]);
     expect((await tombstones.findOne({ _id: userId }))?.purgeAgainAt).toBeUndefined();
   });
+
+  it('when started, then the due second purges run on their own, every PURGE_AGAIN_EVERY_MS, and a failed pass is logged and tried again', async () => {
+    const tombstones = db.connection.collection<{ _id: string; deletedAt: Date; purgeAgainAt?: Date }>(
+      'deleted_accounts_started',
+    );
+    const userId = newUserId();
+    let failFirst = true;
+    const purged: string[] = [];
+    const accounts = await createDeletedAccounts(
+      db.connection,
+      async (id) => {
+        if (failFirst) {
+          failFirst = false;
+          throw new Error('the database went away');
+        }
+        purged.push(id);
+      },
+      { collectionName: 'deleted_accounts_started' },
+    );
+    await tombstones.insertOne({ _id: userId, deletedAt: new Date(), purgeAgainAt: new Date(Date.now() - 1) });
+    const warnings: string[] = [];
+
+    const stop = accounts.startPurgingAgain({
+      warn: (_fields: unknown, message?: string) => warnings.push(String(message)),
+    });
+    try {
+      await eventually(
+        'the second purge, done',
+        async () => purged.length > 0 && (await tombstones.findOne({ _id: userId }))?.purgeAgainAt === undefined,
+        Boolean,
+        { timeoutMs: 3 * PURGE_AGAIN_EVERY_MS },
+      );
+    } finally {
+      await stop();
+    }
+    expect(purged).toEqual([userId]);
+    expect(warnings).toEqual(['second purge of deleted accounts failed; will retry']);
+  }, 30_000);
 
   it('when a write looked before a deletion elsewhere, then it is left to the second purge if it was quick, looks again if slow, and a deletion known here counts at once', async () => {
     const tombstones = db.connection.collection<{ _id: string; deletedAt: Date }>('deleted_accounts');

@@ -1,5 +1,4 @@
 import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
-import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
 import type { PartDefinition } from '@cs/service';
 import { createApp, sweepOnce } from './app';
 import { type Config, readConfig } from './config';
@@ -20,9 +19,7 @@ export const filesService: PartDefinition<Config> = {
     // Removals no live process told (it died after the check), at the sweeper's pace.
     const stopRemovals = removals.start(deps.config.SWEEP_INTERVAL);
     const stopPruning = turns.startPruning();
-    const stopPurges = repeatEvery(PURGE_AGAIN_EVERY_MS, accounts.purgeAgain, (err) =>
-      logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
-    );
+    const stopPurges = accounts.startPurgingAgain(logger);
     return {
       app,
       onClose: async () => {

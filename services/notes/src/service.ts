@@ -1,6 +1,5 @@
 import { busClient, createEventBus } from '@cs/event-bus';
-import { repeatEvery, SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
-import { PURGE_AGAIN_EVERY_MS } from '@cs/mongo';
+import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@cs/lifecycle';
 import type { PartDefinition } from '@cs/service';
 import { createApp } from './app';
 import { type Config, readConfig } from './config';
@@ -20,9 +19,7 @@ export const notesService: PartDefinition<Config> = {
     const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
     const stopEvents = events.start(config.EVENTS_INTERVAL);
     const stopPruning = turns.startPruning();
-    const stopPurges = repeatEvery(PURGE_AGAIN_EVERY_MS, accounts.purgeAgain, (err) =>
-      logger.warn({ err }, 'second purge of deleted accounts failed; will retry'),
-    );
+    const stopPurges = accounts.startPurgingAgain(logger);
     return {
       app,
       onClose: async () => {

@@ -65,19 +65,9 @@ export const sessionMessages = {
 const USER_AGENT_MAX = 256;
 /** How far behind a session's lastUsedAt may be (or a tenth of the idle lifetime, if shorter). */
 const LAST_USED_PRECISION_MS = 60_000;
-export function createSessions({
-  sessions,
-  ends,
-  refreshTokens,
-  revocations,
-  revoked,
-  limit,
-  keys,
-  tokens,
-  expiresInS,
-  settings,
-  now = Date.now,
-}: {
+
+/** What the sessions of identity are made of. */
+export interface SessionDeps {
   sessions: SessionModel;
   /** That a session ended, for good (model.ts). */
   ends: SessionEndModel;
@@ -96,20 +86,24 @@ export function createSessions({
   expiresInS: number;
   settings: SessionSettings;
   now?: () => number;
-}) {
-  const refused = () => new HttpError(401, sessionMessages.invalidRefreshToken);
-  const { latestIssued, issue } = issuedPairs(refreshTokens);
-  const { revokeUser, markEnded, endSession } = sessionEnds({
+}
+
+export function createSessions(deps: SessionDeps) {
+  const {
     sessions,
     ends,
     refreshTokens,
     revocations,
-    revoked,
+    limit,
+    keys,
     tokens,
     expiresInS,
-    latestIssued,
-    now,
-  });
+    settings,
+    now = Date.now,
+  } = deps;
+  const refused = () => new HttpError(401, sessionMessages.invalidRefreshToken);
+  const { latestIssued, issue } = issuedPairs(refreshTokens);
+  const { revokeUser, markEnded, endSession } = sessionEnds({ ...deps, latestIssued, now });
   /** Spends under way in this process, by the spent token's hash. */
   const spending = new Map<string, Promise<SessionTokens>>();
 
