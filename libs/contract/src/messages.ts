@@ -3,6 +3,7 @@
  * schemas carry these (`x-messages`), and a service that checks a rule of its own after the schema
  * (one that depends on its configuration) says it with the same words.
  */
+import { TOPICS } from './events';
 import { LIMITS } from './limits';
 
 export const requestMessages = {
@@ -57,4 +58,16 @@ export const fileMessages = {
   badPartNumbers: `partNumbers must be an array of 1 to ${LIMITS.partsPerSigning} positive integers`,
   keyRequired: 'key must be an upload key issued by /upload-url',
   uploadNotFound: 'Upload not found',
+} as const;
+
+const TOPIC_LIST = TOPICS.join(', ');
+
+/** What a stream's query (`GET /api/realtime`) is told; a query parameter given twice is not a string. */
+export const topicMessages = {
+  topicsRequired: `topics is required: a comma-separated list of ${TOPIC_LIST}`,
+  unknownTopic: (name: string) => `Unknown topic "${name.slice(0, 50)}": topics are ${TOPIC_LIST}`,
+  badTag: `tag must be 1 to ${LIMITS.tagMax} letters, digits or hyphens`,
+  tagWithoutPosts: 'tag filters the posts topic: ask for posts too',
+  ticketNotOne: 'ticket must be given once',
+  lastEventIdNotOne: 'lastEventId must be given once',
 } as const;

@@ -1,6 +1,6 @@
 /** The operations of the `realtime` tag: the event stream and its tickets. */
 import { PROTECTED_TOPICS, STREAM_EVENTS, TOPIC_DESCRIPTIONS, TOPICS } from '../events';
-import { TAG_PATTERN } from '../limits';
+import { subscribeQuerySchema } from '../schemas/realtime';
 import { operation } from './operation';
 import { failure, ref } from './responses';
 
@@ -18,6 +18,24 @@ const TOPICS_DESCRIPTION =
   `Comma-separated: ${inWords(TOPICS.map((topic) => `\`${topic}\` (${TOPIC_DESCRIPTIONS[topic]})`))}. ` +
   `The last ${COUNTS[PROTECTED_TOPICS.length]} need a caller: a Bearer token, or \`ticket\`.`;
 
+type SubscribeQuery = typeof subscribeQuerySchema;
+
+/**
+ * A query parameter of the stream, from the schema the realtime service validates the query with:
+ * whether it is required and its rule, without the validation step's messages (`x-messages`).
+ */
+function queryParameter(name: keyof SubscribeQuery['properties'], description: string, example?: string) {
+  const { 'x-messages': _messages, ...schema } = subscribeQuerySchema.properties[name];
+  return {
+    name,
+    in: 'query',
+    required: (subscribeQuerySchema.required as readonly string[]).includes(name),
+    description,
+    schema,
+    ...(example === undefined ? {} : { example }),
+  };
+}
+
 export const realtimePaths = {
   '/api/realtime': {
     get: {
@@ -27,37 +45,16 @@ export const realtimePaths = {
       tags: ['realtime'],
       security: [{}, { bearerAuth: [] }],
       parameters: [
-        {
-          name: 'topics',
-          in: 'query',
-          required: true,
-          description: TOPICS_DESCRIPTION,
-          schema: { type: 'string' },
-          example: TOPICS.join(','),
-        },
-        {
-          name: 'tag',
-          in: 'query',
-          required: false,
-          description: 'Only posts with this tag, on the `posts` topic.',
-          schema: { type: 'string', pattern: TAG_PATTERN },
-        },
-        {
-          name: 'ticket',
-          in: 'query',
-          required: false,
-          description:
-            'For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`. It must open its stream within 30 s; then it serves that stream’s reconnects (`EventSource` reconnects by itself with the same URL) until the access token it was issued for expires, and is refused within 5 s once that token is revoked or its session ends. An access token never goes into a URL.',
-          schema: { type: 'string' },
-        },
-        {
-          name: 'lastEventId',
-          in: 'query',
-          required: false,
-          description:
-            'As the `Last-Event-ID` header, for a new `EventSource`, which cannot send it (after `auth.expired`, say: a fresh ticket, and the id of the last event received). The header wins when both are given.',
-          schema: { type: 'string' },
-        },
+        queryParameter('topics', TOPICS_DESCRIPTION, TOPICS.join(',')),
+        queryParameter('tag', 'Only posts with this tag, on the `posts` topic.'),
+        queryParameter(
+          'ticket',
+          'For `EventSource`, which cannot send headers: a ticket from `POST /api/realtime/ticket`. It must open its stream within 30 s; then it serves that stream’s reconnects (`EventSource` reconnects by itself with the same URL) until the access token it was issued for expires, and is refused within 5 s once that token is revoked or its session ends. An access token never goes into a URL.',
+        ),
+        queryParameter(
+          'lastEventId',
+          'As the `Last-Event-ID` header, for a new `EventSource`, which cannot send it (after `auth.expired`, say: a fresh ticket, and the id of the last event received). The header wins when both are given.',
+        ),
         {
           name: 'Last-Event-ID',
           in: 'header',
