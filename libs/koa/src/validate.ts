@@ -1,7 +1,7 @@
 /**
- * The one validation step of every route: a request's body or path parameter against its schema
- * (the objects in `@cs/contract` the OpenAPI document is built from), before the handler. What a
- * failure answers is written in the schema too, so no route says it in code:
+ * The one validation step of every route: a request's body, path parameter or query against its
+ * schema (the objects in `@cs/contract` the OpenAPI document is built from), before the handler.
+ * What a failure answers is written in the schema too, so no route says it in code:
  *
  * - `x-messages` on any (sub)schema: the message of a failing rule there, one string for all of
  *   its rules or one per keyword (`{pattern: '…', default: '…'}`). The nearest one up the schema
@@ -9,9 +9,9 @@
  * - `x-error: {status}` on the root: the route answers `{error: message}` with that status and the
  *   first failure's message, rather than the validation step's `400 {errors: [{field, message}]}`
  *   (one entry a field); the entries come beside it (`{error, errors}`), so that a form can mark
- *   every field at once. First are the failures whose message the root gives, in the order the
- *   root writes them (`{required, type}`: a missing field before a wrong type); then the others,
- *   in the order of the schema's fields.
+ *   every field at once (a query, which is no form, answers `{error}` alone). First are the
+ *   failures whose message the root gives, in the order the root writes them (`{required, type}`:
+ *   a missing field before a wrong type); then the others, in the order of the schema's fields.
  * - `x-maxBytes` on a string: its largest length in bytes of UTF-8.
  *
  * A field sent as null or "" that breaks a rule is told what a missing one is told: for the
@@ -59,7 +59,11 @@ type Schema = Readonly<Record<string, unknown>>;
 type Messages = string | Readonly<Record<string, string>>;
 
 /** What a validation middleware checks, for a look over an app's routes (see routeRules). */
-export type RequestRule = { in: 'body'; schema: SchemaObject } | { in: 'param'; schema: SchemaObject } | { in: 'none' };
+export type RequestRule =
+  | { in: 'body'; schema: SchemaObject }
+  | { in: 'param'; schema: SchemaObject }
+  | { in: 'query'; schema: SchemaObject }
+  | { in: 'none' };
 const rules = new WeakMap<object, RequestRule>();
 
 export function requestRuleOf(middleware: unknown): RequestRule | undefined {
@@ -163,8 +167,14 @@ function removeUnknown(schema: SchemaObject): (data: unknown) => void {
   };
 }
 
-/** Compiles once; a function that gives the error to throw for data that breaks the schema. */
-function compileRule(schema: SchemaObject): (data: unknown) => HttpError | undefined {
+/**
+ * Compiles once; a function that gives the error to throw for data that breaks the schema. With
+ * `fields: false`, an `x-error` answer is the first message alone, whatever it names.
+ */
+function compileRule(
+  schema: SchemaObject,
+  { fields: withFields = true } = {},
+): (data: unknown) => HttpError | undefined {
   const validate = ajv.compile(schema);
   const strip = removeUnknown(schema);
   const answer = schema['x-error'] as { status: number } | undefined;
@@ -179,7 +189,7 @@ function compileRule(schema: SchemaObject): (data: unknown) => HttpError | undef
     const fields = [...entries.values()];
     if (answer) {
       // A body's fields, each named; a path parameter's failure names none, and has none.
-      const named = fields.length > 0 && fields.every((f) => f.field !== '');
+      const named = withFields && fields.length > 0 && fields.every((f) => f.field !== '');
       return new HttpError(answer.status, failures[0]?.message ?? 'Invalid request', named ? { fields } : {});
     }
     return new HttpError(400, 'Validation failed', { details: fields });
@@ -214,5 +224,21 @@ export function validateParam(schema: SchemaObject): RouterParameterMiddleware<A
     await next();
   };
   rules.set(middleware, { in: 'param', schema });
+  return middleware;
+}
+
+/**
+ * The query string against `schema`, before the handler (which reads it from ctx.query, as Koa
+ * parsed it: a parameter given twice is a list). Its failure is the first message alone,
+ * `{error}`: a query is not a form with fields to mark.
+ */
+export function validateQuery(schema: SchemaObject): AppMiddleware {
+  const check = compileRule(schema, { fields: false });
+  const middleware: AppMiddleware = async function validateQuery(ctx, next) {
+    const failure = check(ctx.query);
+    if (failure) throw failure;
+    await next();
+  };
+  rules.set(middleware, { in: 'query', schema });
   return middleware;
 }

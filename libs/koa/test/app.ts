@@ -12,6 +12,7 @@ import {
   requireAuth,
   validateBody,
   validateParam,
+  validateQuery,
 } from '../src';
 
 /** The validation step's shape: `400 {errors: [{field, message}]}`, messages from the schema. */
@@ -64,6 +65,20 @@ export const changesSchema = {
   'x-messages': { minProperties: 'nothing to change' },
 } as const;
 
+/**
+ * A query that answers `{error}`: `q` required, `page` digits; a parameter given twice is a list,
+ * which no string rule takes.
+ */
+export const searchSchema = {
+  type: 'object',
+  required: ['q'],
+  properties: {
+    q: { type: 'string', 'x-messages': 'q is required, once' },
+    page: { type: 'string', pattern: '^[0-9]+$', 'x-messages': 'page must be a number' },
+  },
+  'x-error': { status: 400 },
+} as const;
+
 /** A small app made only of the shared middlewares, as a service would assemble them. */
 export function testApp(ready = true) {
   const logs = captureLogger('koa-test');
@@ -86,6 +101,9 @@ export function testApp(ready = true) {
   });
   router.patch('/changes', validateBody(changesSchema), (ctx) => {
     ctx.body = bodyOf(ctx);
+  });
+  router.get('/search', validateQuery(searchSchema), (ctx) => {
+    ctx.body = ctx.query;
   });
   router.post('/nothing', noBody(), (ctx) => {
     ctx.body = bodyOf(ctx);

@@ -110,6 +110,28 @@ describe('validateBody, when the schema says x-error', () => {
   });
 });
 
+describe('validateQuery', () => {
+  it('when the query matches its schema, then the handler runs with the query as sent, unknown parameters too', async () => {
+    const res = await testApp().http.get('/search?q=ada&page=2&sort=new');
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ q: 'ada', page: '2', sort: 'new' });
+  });
+
+  it.each([
+    ['q is missing', 'page=2', 'q is required, once'],
+    ['q is given twice', 'q=a&q=b', 'q is required, once'],
+    ['page breaks its pattern', 'q=a&page=two', 'page must be a number'],
+    ['page is empty', 'q=a&page=', 'page must be a number'],
+    ['both fail', 'page=two', 'q is required, once'],
+  ])('when %s (?%s), then the schema’s status and its first message alone, {error}', async (_, query, message) => {
+    const res = await testApp().http.get(`/search?${query}`);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: message });
+  });
+});
+
 describe('noBody', () => {
   it('when a body is sent anyway, then it is ignored', async () => {
     const res = await testApp().http.post('/nothing').send({ anything: 1 });
