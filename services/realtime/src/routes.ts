@@ -21,14 +21,14 @@
  * connections per client address.
  */
 import { bearerToken, type TokenVerifier } from '@cs/auth';
-import { STREAM_EVENTS } from '@cs/contract';
+import { STREAM_EVENTS, subscribeQuerySchema } from '@cs/contract';
 import { HttpError, messages } from '@cs/errors';
-import { type AppContext, type AppState, requireAuth } from '@cs/koa';
+import { type AppContext, type AppState, requireAuth, validateQuery } from '@cs/koa';
 import Router from '@koa/router';
 import { EventStream, type EventStreamOptions } from './event-stream';
 import type { Hub } from './hub';
 import type { Tickets } from './tickets';
-import { needsCaller, subscriptionOf } from './topics';
+import { needsCaller, type SubscribeQuery, subscriptionOf } from './topics';
 
 export const realtimeMessages = {
   badTicket: 'Invalid or expired ticket',
@@ -76,16 +76,15 @@ export function realtimeRoutes({
   sweep.unref();
 
   /** The caller a request names (Bearer token or ticket), or undefined when it names none. */
-  const callerOf = async (ctx: AppContext): Promise<Caller | undefined> => {
-    const { ticket } = ctx.query;
+  const callerOf = async (ctx: AppContext, ticket: string | undefined): Promise<Caller | undefined> => {
     if (ticket !== undefined) {
-      const token = typeof ticket === 'string' ? await tickets.redeem(ticket) : undefined;
+      const token = await tickets.redeem(ticket);
       if (token === undefined) throw new HttpError(401, realtimeMessages.badTicket);
       const userId = await tokens.userIdFromAuthorization(`Bearer ${token}`).catch((err: unknown) => {
         throw err instanceof HttpError && err.status === 401 ? new HttpError(401, realtimeMessages.badTicket) : err;
       });
-      await tickets.keep(ticket as string, tokens.signedToken(`Bearer ${token}`).expiresAt * 1000);
-      return { userId, token, ticket: ticket as string };
+      await tickets.keep(ticket, tokens.signedToken(`Bearer ${token}`).expiresAt * 1000);
+      return { userId, token, ticket };
     }
     if (ctx.headers.authorization === undefined) return undefined;
     const token = bearerToken(ctx.headers.authorization);
@@ -95,13 +94,13 @@ export function realtimeRoutes({
   /** The one stream each ticket holds open in this process. */
   const ticketed = new Map<string, EventStream>();
 
-  router.get('/', async (ctx) => {
-    const subscription = subscriptionOf(ctx.query.topics, ctx.query.tag);
-    const caller = await callerOf(ctx);
+  router.get('/', validateQuery(subscribeQuerySchema), async (ctx) => {
+    const query = ctx.query as unknown as SubscribeQuery;
+    const subscription = subscriptionOf(query);
+    const caller = await callerOf(ctx, query.ticket);
     // A protected topic without a caller: the same 401 as any protected route.
     if (!caller && needsCaller(subscription)) throw new HttpError(401, messages.noToken);
-    const { lastEventId: fromQuery } = ctx.query;
-    const lastEventId = ctx.get('last-event-id') || (typeof fromQuery === 'string' && fromQuery) || undefined;
+    const lastEventId = ctx.get('last-event-id') || query.lastEventId || undefined;
     if (caller && (held.get(caller.userId) ?? 0) >= streamsPerAccount) {
       throw new HttpError(429, realtimeMessages.tooManyStreams, {
         headers: { 'Retry-After': String(STREAMS_RETRY_AFTER_S) },

@@ -8,39 +8,38 @@
  * - `my-posts`: the subscriber's own posts, drafts included. Protected.
  * - `notes`: the subscriber's notes. Protected.
  */
-import { isProtectedTopic, isTopic, LIMITS, type LiveEvent, TAG_PATTERN, TOPICS, type Topic } from '@cs/contract';
+import { isProtectedTopic, isTopic, type LiveEvent, type Topic, topicMessages } from '@cs/contract';
 import { HttpError } from '@cs/errors';
 
-/** A tag as the posts list takes it (letters, digits, hyphens), compared lowercased as stored. */
-const TAG = new RegExp(TAG_PATTERN);
-const TOPIC_LIST = TOPICS.join(', ');
-
-export const topicMessages = {
-  topicsRequired: `topics is required: a comma-separated list of ${TOPIC_LIST}`,
-  unknownTopic: (name: string) => `Unknown topic "${name.slice(0, 50)}": topics are ${TOPIC_LIST}`,
-  badTag: `tag must be 1 to ${LIMITS.tagMax} letters, digits or hyphens`,
-  tagWithoutPosts: 'tag filters the posts topic: ask for posts too',
-} as const;
+/** A stream's query, once validateQuery has held it to the contract's subscribeQuerySchema. */
+export interface SubscribeQuery {
+  topics: string;
+  tag?: string;
+  ticket?: string;
+  lastEventId?: string;
+}
 
 export interface Subscription {
   topics: ReadonlySet<Topic>;
   tag?: string;
 }
 
-/** The subscription a query asks for; 400 for an unknown topic or a bad tag. */
-export function subscriptionOf(topicsParam: unknown, tagParam: unknown): Subscription {
-  if (typeof topicsParam !== 'string' || topicsParam.trim() === '') {
-    throw new HttpError(400, topicMessages.topicsRequired);
-  }
+/**
+ * The subscription a query asks for. The schema has checked its shape (each parameter one string,
+ * the tag's pattern); what it cannot say is read here, from the vocabulary: a list with no entry
+ * is no topics (400 topics required), an entry that is no topic is named (400), and a tag needs
+ * the posts topic (400). The tag is compared lowercased, as stored.
+ */
+export function subscriptionOf({ topics: list, tag }: SubscribeQuery): Subscription {
+  if (list.trim() === '') throw new HttpError(400, topicMessages.topicsRequired);
   const topics = new Set<Topic>();
-  for (const name of topicsParam.split(',').map((t) => t.trim())) {
+  for (const name of list.split(',').map((t) => t.trim())) {
     if (!isTopic(name)) throw new HttpError(400, topicMessages.unknownTopic(name));
     topics.add(name);
   }
-  if (tagParam === undefined) return { topics };
-  if (typeof tagParam !== 'string' || !TAG.test(tagParam)) throw new HttpError(400, topicMessages.badTag);
+  if (tag === undefined) return { topics };
   if (!topics.has('posts')) throw new HttpError(400, topicMessages.tagWithoutPosts);
-  return { topics, tag: tagParam.toLowerCase() };
+  return { topics, tag: tag.toLowerCase() };
 }
 
 /** Whether a subscription needs a caller: a protected topic does. */

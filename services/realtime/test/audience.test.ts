@@ -13,7 +13,7 @@ interface Named extends Listener {
 
 const stream = (name: string, topics: string, tag?: string, userId?: string): Named => ({
   name,
-  subscription: subscriptionOf(topics, tag),
+  subscription: subscriptionOf({ topics, tag }),
   userId,
 });
 

@@ -62,11 +62,15 @@ const ticketKey = (ticket: string) => `realtime:ticket:${createHash('sha256').up
 describe('GET /api/realtime: what is refused before a stream starts', () => {
   it.each([
     ['no topics', '', 400, /^topics is required/],
+    ['empty topics', 'topics=%20', 400, /^topics is required/],
+    ['topics given twice', 'topics=posts&topics=notes', 400, /^topics is required/],
     ['an unknown topic', 'topics=posts,secrets', 400, /^Unknown topic "secrets"/],
     ['a bad tag', 'topics=posts&tag=a%20b', 400, /^tag must be/],
     ['a tag without posts', 'topics=notes&tag=news', 400, /^tag filters the posts topic/],
     ['a protected topic without a token', 'topics=posts,notes', 401, /^No token provided$/],
     ['an unknown ticket', `topics=notes&ticket=${'x'.repeat(43)}`, 401, /^Invalid or expired ticket$/],
+    ['a ticket given twice', 'topics=notes&ticket=a&ticket=b', 400, /^ticket must be given once$/],
+    ['a lastEventId given twice', 'topics=posts&lastEventId=1&lastEventId=2', 400, /^lastEventId must be given once$/],
   ])('when the request has %s (?%s), then %i {error} as JSON', async (_, query, status, message) => {
     const res = await fetch(`${h.url}/api/realtime?${query}`);
     expect(res.status).toBe(status);
