@@ -35,7 +35,7 @@ import { startMetrics, startTracing, stopTracing } from '@cs/telemetry';
 import { connectServers } from './databases';
 
 // biome-ignore lint/suspicious/noExplicitAny: each definition has its own config type
-export const SERVICES: readonly PartDefinition<any>[] = [
+const SERVICES: readonly PartDefinition<any>[] = [
   identityService,
   postsService,
   notesService,

@@ -3,8 +3,10 @@
  * upstream timeout is a 504, anything else that broke the exchange (refused, reset, gone) a 502.
  * Once an answer has begun streaming to the client, a failure can only cut it.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { messages } from '@cs/errors';
+import type { Logger } from '@cs/log';
+import { upstreamFailures } from '../metrics';
 import { sendError } from '../respond';
 
 const TIMED_OUT = 'ETIMEDOUT_UPSTREAM';
@@ -25,4 +27,33 @@ export function answerFailure(res: ServerResponse, status: 502 | 504): void {
     return;
   }
   sendError(res, status, status === 504 ? messages.upstreamTimeout : messages.upstreamUnavailable);
+}
+
+/**
+ * A forwarding that failed for good, whatever the transport: logged once with the request's id,
+ * counted (when the client can still be told), and answered (or the answer under way cut).
+ */
+export function failForwarding(
+  logger: Logger,
+  {
+    name,
+    req,
+    res,
+    status,
+    details = {},
+  }: {
+    name: string;
+    req: IncomingMessage;
+    res: ServerResponse;
+    status: 502 | 504;
+    /** What else the log says: the error's code, the attempts made, the timeout. */
+    details?: Record<string, unknown>;
+  },
+): void {
+  logger.error(
+    { upstream: name, requestId: req.headers['x-request-id'], path: req.url, ...details },
+    'upstream failed',
+  );
+  if (!res.headersSent) upstreamFailures.inc({ upstream: name, status });
+  answerFailure(res, status);
 }

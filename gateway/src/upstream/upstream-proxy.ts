@@ -1,7 +1,10 @@
 /**
  * Forwards a request to one service over its transport (transport.ts) and streams the answer
- * back, never buffered. Above the transport: retries (retry-policy.ts), one span per attempt
- * (attempt-span.ts) and the mapping of failures to 502/504 (error-mapping.ts). Nothing hangs.
+ * back, never buffered. The gateway's one proxy: what it does around a hop is written once, for
+ * both transports: the rules on the answer's headers (answer-rules.ts), the timeout's 504 and the
+ * failure's log, metric and answer (error-mapping.ts), a client span per hop. Over sockets, what
+ * only a network has besides: retries (retry-policy.ts), one span per attempt (attempt-span.ts).
+ * In process, the hop is in-process-hop.ts. Nothing hangs.
  *
  * The upstream timeout is an idle one: the exchange fails when the service sends nothing for
  * `timeoutMs`, before its answer (504) or during it (the answer is cut). An answer that keeps
@@ -18,11 +21,13 @@ import type { Logger } from '@cs/log';
 import type { ClientSpan } from '@cs/telemetry';
 import { type Context, context } from '@opentelemetry/api';
 import { createProxyMiddleware } from 'http-proxy-middleware';
-import { upstreamFailures, upstreamRetries } from '../metrics';
+import { upstreamRetries } from '../metrics';
+import { applyAnswerRules } from './answer-rules';
 import { startAttemptSpan } from './attempt-span';
-import { answerFailure, failureStatus, silentFor } from './error-mapping';
+import { failForwarding, failureStatus, silentFor } from './error-mapping';
+import { inProcessHop } from './in-process-hop';
 import { retryDelay } from './retry-policy';
-import type { Transport } from './transport';
+import type { SocketTransport, Transport } from './transport';
 
 export interface ProxyOptions {
   transport: Transport;
@@ -69,14 +74,20 @@ interface Attempts extends Forwarding {
   answerHeaders?: string[];
 }
 
-export function createUpstreamProxy({
+export function createUpstreamProxy(options: ProxyOptions): UpstreamProxy {
+  const { transport } = options;
+  if ('handler' in transport) return inProcessHop({ ...options, handler: transport.handler, target: transport.target });
+  return overSockets({ ...options, transport });
+}
+
+function overSockets({
   transport,
   name,
   timeoutMs,
   retryWindowMs,
   serverTiming,
   logger,
-}: ProxyOptions): UpstreamProxy {
+}: ProxyOptions & { transport: SocketTransport }): UpstreamProxy {
   const requests = new WeakMap<IncomingMessage, Attempts>();
   const retryWindow = createRetryWindow(retryWindowMs);
 
@@ -98,8 +109,18 @@ export function createUpstreamProxy({
         const span = state?.span;
         if (span) proxyRes.once('close', () => span.end(proxyRes.statusCode ?? 0));
         // Headers are copied to the client's answer after this event.
-        if (state?.private) proxyRes.headers['cache-control'] = 'no-store';
-        if (!serverTiming) delete proxyRes.headers['server-timing'];
+        const headers = proxyRes.headers;
+        applyAnswerRules(
+          {
+            set: (header, value) => {
+              headers[header] = value;
+            },
+            remove: (header) => {
+              delete headers[header];
+            },
+          },
+          { isPrivate: state?.private === true, serverTiming },
+        );
         if (state) state.answerHeaders = Object.keys(proxyRes.headers);
       },
       error(err, req, res) {
@@ -127,22 +148,15 @@ export function createUpstreamProxy({
           setTimeout(() => void proxy(req, res, () => {}), delay);
           return;
         }
-        const status = failureStatus(error);
-        logger.error(
-          {
-            upstream: name,
-            code: error.code,
-            requestId: req.headers['x-request-id'],
-            path: req.url,
-            attempts: state?.count,
-          },
-          'upstream failed',
-        );
-        if (!res.headersSent) {
-          upstreamFailures.inc({ upstream: name, status });
-          for (const header of state?.answerHeaders ?? []) res.removeHeader(header);
-        }
-        answerFailure(res, status);
+        // The service's headers, copied before its first byte, are not part of our failure.
+        if (!res.headersSent) for (const header of state?.answerHeaders ?? []) res.removeHeader(header);
+        failForwarding(logger, {
+          name,
+          req,
+          res,
+          status: failureStatus(error),
+          details: { code: error.code, attempts: state?.count },
+        });
       },
     },
   });

@@ -1,15 +1,18 @@
 /**
- * The services a process hosts for its own parts (the one-process mode, server/): each one's app
- * behind an HTTP server that listens on no port, reached through an agent whose connections are
- * made in memory (memory-socket.ts). A request to a hosted service goes through the same HTTP client
- * and server as over the network (the gateway's proxy, its timeouts and header rules, the
- * service's parser and keep-alive), only without a socket. Anything not hosted is reached over the
- * network.
+ * The services a process hosts for its own parts (the one-process mode, server/), each reached
+ * two ways, both in memory:
+ * - the gateway's proxy hands a request to the service's own handler (`handlerFor`): the hot
+ *   path, where nothing is written or parsed on the way;
+ * - the services' calls to one another, the revocation feed and readiness checks use `fetch`
+ *   through an agent whose connections are made in memory (memory-socket.ts) to the service's
+ *   HTTP server, which listens on no port: HTTP as over the network (status, headers, keep-alive,
+ *   a reader's pace), only without a socket. These calls are few, and small.
+ * Anything not hosted is reached over the network.
  *
  * Whoever runs the parts makes one, hosts the services in it, and hands it to every part that
  * calls another (`ServiceReach`): nothing of it is global to the process.
  */
-import { Agent, type Server } from 'node:http';
+import { Agent, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createHttpServer, type HttpApp } from './http-server';
 import { MemorySocket } from './memory-socket';
@@ -19,12 +22,12 @@ import { fetchThrough, networkFetch, type ServiceFetch } from './service-fetch';
 export interface ServiceReach {
   /** `fetch`, for calls to a service. */
   fetch: ServiceFetch;
-  /** The agent that reaches the service at `url` in memory; undefined when it is over the network. */
-  agentFor(url: string): Agent | undefined;
+  /** The handler of the service at `url` when this process hosts it; undefined: over the network. */
+  handlerFor(url: string): RequestListener | undefined;
 }
 
 /** Every service over the network: a process that runs one part. */
-export const overTheNetwork: ServiceReach = { fetch: networkFetch, agentFor: () => undefined };
+export const overTheNetwork: ServiceReach = { fetch: networkFetch, handlerFor: () => undefined };
 
 /** The address of a service hosted in this process: a name no DNS answers, so never a socket. */
 export function inProcessUrl(name: string): string {
@@ -51,20 +54,21 @@ class InMemoryAgent extends Agent {
 }
 
 export class HostedServices implements ServiceReach {
-  private readonly byOrigin = new Map<string, { agent: Agent; fetch: ServiceFetch; close(): void }>();
+  private readonly byOrigin = new Map<string, { handler: RequestListener; fetch: ServiceFetch; close(): void }>();
 
   /** Serves `app` at `inProcessUrl(name)` until close(). */
   host(name: string, app: HttpApp, { keepAliveTimeoutMs }: { keepAliveTimeoutMs: number }): string {
     const url = inProcessUrl(name);
     if (this.byOrigin.has(url)) throw new Error(`${name} is already hosted in this process`);
-    const server = createHttpServer(app.callback(), keepAliveTimeoutMs);
+    const handler = app.callback();
+    const server = createHttpServer(handler, keepAliveTimeoutMs);
     const accepted = new Set<Duplex>();
     const agent = new InMemoryAgent(server, accepted);
     const close = () => {
       agent.destroy();
       for (const socket of accepted) socket.destroy();
     };
-    this.byOrigin.set(url, { agent, fetch: fetchThrough(agent), close });
+    this.byOrigin.set(url, { handler, fetch: fetchThrough(agent), close });
     return url;
   }
 
@@ -73,8 +77,8 @@ export class HostedServices implements ServiceReach {
     return hosted ? hosted.fetch(url, init) : networkFetch(url, init);
   };
 
-  agentFor(url: string): Agent | undefined {
-    return this.byOrigin.get(new URL(url).origin)?.agent;
+  handlerFor(url: string): RequestListener | undefined {
+    return this.byOrigin.get(new URL(url).origin)?.handler;
   }
 
   /** Ends every connection to the hosted services. */
