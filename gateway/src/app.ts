@@ -17,9 +17,10 @@ import { type Route, resolveRoute, type Upstream } from './route-table';
 import { securityHeaders } from './security-headers';
 import { LimitStoreUnavailable, type SharedLimits } from './shared-limits';
 import { traceRequests } from './tracing';
+import type { UpstreamProxy } from './upstream/forwarding';
 import { readBody } from './upstream/request-body';
 import { transportTo } from './upstream/transport';
-import { createUpstreamProxy, type UpstreamProxy } from './upstream/upstream-proxy';
+import { createUpstreamProxy } from './upstream/upstream-proxy';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */

@@ -15,7 +15,7 @@ import type { Logger } from '@cs/log';
 import { startClientSpan } from '@cs/telemetry';
 import { applyAnswerRules } from './answer-rules';
 import { failForwarding } from './error-mapping';
-import type { UpstreamProxy } from './upstream-proxy';
+import type { UpstreamProxy } from './forwarding';
 
 export interface InProcessHopOptions {
   handler: RequestListener;
