@@ -47,7 +47,12 @@ export interface Built {
   configure?: (server: Server) => void;
   /** Ends answers that never end on their own (event streams) when the drain begins. */
   onClosing?: () => void;
-  /** Stops what the app started (timers, clients); the database and verifier are closed after it. */
+  /**
+   * What the part started besides its app (timers, pollers, followers), each as the function that
+   * stops it: called together once the drain is over, each waited for (a pass under way ends first).
+   */
+  stops?: readonly (() => unknown)[];
+  /** Closes the part's clients (the bus, storage, mail), after its stops; then its database and verifier. */
   onClose?: () => Promise<void>;
 }
 

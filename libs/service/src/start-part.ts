@@ -16,7 +16,7 @@ export interface ProcessShares {
 }
 
 /** A part built and ready to serve, not yet listening: its app, and how it stops. */
-export interface StartedPart<C extends BaseConfig = BaseConfig> extends Omit<Built, 'onClose'> {
+export interface StartedPart<C extends BaseConfig = BaseConfig> extends Omit<Built, 'stops' | 'onClose'> {
   name: string;
   config: C;
   logger: Logger;
@@ -75,7 +75,7 @@ export async function startPart<C extends BaseConfig>(
     await closeOwn();
     throw err;
   }
-  const { onClose, ...served } = built;
+  const { stops = [], onClose, ...served } = built;
   return {
     name,
     config,
@@ -83,6 +83,7 @@ export async function startPart<C extends BaseConfig>(
     keepAliveTimeoutMs,
     ...served,
     close: async () => {
+      await Promise.all(stops.map((stop) => stop()));
       await onClose?.();
       await closeOwn();
     },

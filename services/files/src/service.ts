@@ -11,24 +11,20 @@ export const filesService: PartDefinition<Config> = {
   build: async (deps) => {
     const { logger } = deps;
     const { app, sweeper, removals, storage, turns, accounts } = await createApp(deps);
-    const stopSweeper = repeatEvery(
-      deps.config.SWEEP_INTERVAL,
-      () => sweepOnce(sweeper, logger),
-      (err) => logger.warn({ err }, 'sweeper pass failed'),
-    );
-    // Removals no live process told (it died after the check), at the sweeper's pace.
-    const stopRemovals = removals.start(deps.config.SWEEP_INTERVAL);
-    const stopPruning = turns.startPruning();
-    const stopPurges = accounts.startPurgingAgain(logger);
     return {
       app,
-      onClose: async () => {
-        stopPruning();
-        await stopSweeper();
-        await stopRemovals();
-        await stopPurges();
-        storage.destroy();
-      },
+      stops: [
+        repeatEvery(
+          deps.config.SWEEP_INTERVAL,
+          () => sweepOnce(sweeper, logger),
+          (err) => logger.warn({ err }, 'sweeper pass failed'),
+        ),
+        // Removals no live process told (it died after the check), at the sweeper's pace.
+        removals.start(deps.config.SWEEP_INTERVAL),
+        turns.startPruning(),
+        accounts.startPurgingAgain(logger),
+      ],
+      onClose: async () => storage.destroy(),
     };
   },
 };

@@ -18,20 +18,17 @@ export const identityService: PartDefinition<Config> = {
     const { app, throttle, resets, deletions, turns, followLog, sessions } = await createApp({ ...deps, mailer });
     const following = followLog();
     const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
-    const stops = [
-      throttle.startPruning(warn('could not prune login failures')),
-      turns.startPruning(),
-      repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
-      repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune old sessions')),
-      deletions.start(config.DELETION_OUTBOX_INTERVAL),
-      async () => following.stop(),
-    ];
     return {
       app,
-      onClose: async () => {
-        await Promise.all(stops.map((stop) => stop()));
-        mailer?.close();
-      },
+      stops: [
+        throttle.startPruning(warn('could not prune login failures')),
+        turns.startPruning(),
+        repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
+        repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune old sessions')),
+        deletions.start(config.DELETION_OUTBOX_INTERVAL),
+        following.stop,
+      ],
+      onClose: async () => mailer?.close(),
     };
   },
 };

@@ -16,19 +16,15 @@ export const notesService: PartDefinition<Config> = {
       ...deps,
       bus: createEventBus(redis),
     });
-    const stopOutbox = outbox.start(deps.config.OUTBOX_INTERVAL);
-    const stopEvents = events.start(config.EVENTS_INTERVAL);
-    const stopPruning = turns.startPruning();
-    const stopPurges = accounts.startPurgingAgain(logger);
     return {
       app,
-      onClose: async () => {
-        stopPruning();
-        await stopOutbox();
-        await stopEvents();
-        await stopPurges();
-        redis.disconnect();
-      },
+      stops: [
+        outbox.start(config.OUTBOX_INTERVAL),
+        events.start(config.EVENTS_INTERVAL),
+        turns.startPruning(),
+        accounts.startPurgingAgain(logger),
+      ],
+      onClose: async () => redis.disconnect(),
     };
   },
 };

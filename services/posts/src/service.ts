@@ -16,17 +16,10 @@ export const postsService: PartDefinition<Config> = {
       ...deps,
       bus: createEventBus(redis),
     });
-    const stopPruning = turns.startPruning();
-    const stopEvents = events.start(config.EVENTS_INTERVAL);
-    const stopPurges = accounts.startPurgingAgain(logger);
     return {
       app,
-      onClose: async () => {
-        stopPruning();
-        await stopEvents();
-        await stopPurges();
-        redis.disconnect();
-      },
+      stops: [turns.startPruning(), events.start(config.EVENTS_INTERVAL), accounts.startPurgingAgain(logger)],
+      onClose: async () => redis.disconnect(),
     };
   },
 };

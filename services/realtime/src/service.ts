@@ -18,9 +18,7 @@ export const realtimeService: PartDefinition<Config> = {
       app: realtime.app,
       // Every stream ends as the drain begins; its client resumes elsewhere with Last-Event-ID.
       onClosing: () => realtime.stop(),
-      onClose: async () => {
-        redis.disconnect();
-      },
+      onClose: async () => redis.disconnect(),
     };
   },
 };
