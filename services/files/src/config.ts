@@ -13,8 +13,8 @@ export const DEFAULT_ALLOWED_TYPES = [
 ];
 
 export const configSpec = {
-  ...partSpec(4004),
   ...tokenChecksSpec,
+  ...partSpec(4004),
   MONGO_URL: env.url(),
   S3_ENDPOINT: env.url(),
   /** The address browsers use for storage; signed links carry it. */

@@ -1,8 +1,8 @@
 import { type ConfigOf, env, jwtSpec, partSpec, readEnvConfig } from '@cs/config';
 
 export const configSpec = {
-  ...partSpec(4001),
   ...jwtSpec,
+  ...partSpec(4001),
   MONGO_URL: env.url(),
   /** A session ends this long after its last refresh (sessions.ts). */
   SESSION_IDLE_TTL: env.durationMs('14d'),

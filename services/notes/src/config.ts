@@ -1,8 +1,8 @@
 import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec, writesSpec } from '@cs/config';
 
 export const configSpec = {
-  ...partSpec(4003),
   ...tokenChecksSpec,
+  ...partSpec(4003),
   ...writesSpec,
   MONGO_URL: env.url(),
   FILES_URL: env.url('http://127.0.0.1:4004'),

@@ -1,8 +1,8 @@
 import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec, writesSpec } from '@cs/config';
 
 export const configSpec = {
-  ...partSpec(4002),
   ...tokenChecksSpec,
+  ...partSpec(4002),
   ...writesSpec,
   MONGO_URL: env.url(),
   /** The event bus (Redis Streams) the realtime service reads. */

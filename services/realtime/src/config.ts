@@ -1,8 +1,8 @@
 import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec } from '@cs/config';
 
 export const configSpec = {
-  ...partSpec(4005),
   ...tokenChecksSpec,
+  ...partSpec(4005),
   /** The bus (Redis Streams) the services publish to, and where stream tickets are kept. */
   REDIS_URL: env.url('redis://127.0.0.1:6379'),
   /** A comment line this often on every stream: under every idle timeout on the way. */
