@@ -1,11 +1,11 @@
 /**
  * A connection in memory: two ends of a socket, what one writes the other reads, as over TCP. It
- * is what carries HTTP to a service hosted in the same process (hosted-services.ts), so that the
- * request and its answer go through the same HTTP client and server code as over the network.
+ * carries the calls between services hosted in the same process (hosted-services.ts), so that a
+ * call and its answer go through the same HTTP client and server code as over the network.
  *
  * Writes are paced by the reader, as a socket's are by the kernel's buffers: a write is done only
- * once the other end has asked for more, so a reader that stops reading (a client that never reads
- * its event stream) stops the writer, instead of filling this process's memory.
+ * once the other end has asked for more, so a reader that stops reading stops the writer, instead
+ * of filling this process's memory.
  *
  * Node's HTTP client and server call a few methods of `net.Socket` on what they are given; they
  * are here, with the meaning they have in memory: an idle timeout, and no-ops for what only a
