@@ -36,20 +36,21 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Runs the outbox's poll until nothing is owed to files any more (the immediate attempts included). */
-async function settle(): Promise<void> {
-  const stop = h.outbox.start(50);
+/**
+ * Runs the polls of `outboxes` (this replica's alone by default), as the service runs them, until
+ * nothing is owed to files any more (the immediate attempts included).
+ */
+async function settle(outboxes: readonly { start(intervalMs: number): () => Promise<void> }[] = [h.outbox]) {
+  const polls = outboxes.map((outbox) => outbox.start(50));
   try {
     await eventually(
       'nothing owed to files',
       () => h.pending.countDocuments(),
       (owed) => owed === 0,
-      {
-        timeoutMs: 10_000,
-      },
+      { timeoutMs: 10_000 },
     );
   } finally {
-    await stop();
+    await Promise.all(polls.map((stop) => stop()));
   }
   expect(await h.pending.countDocuments()).toBe(0);
 }
@@ -134,24 +135,11 @@ describe('writes racing for one note', () => {
         }),
       );
     }
-    // Each replica's poll, as the service runs it: they find the entries due at the same moments.
-    const polls = outboxes.map((o) => o.start(50));
     try {
-      try {
-        await eventually(
-          'nothing owed to files',
-          () => h.pending.countDocuments(),
-          (owed) => owed === 0,
-          {
-            timeoutMs: 10_000,
-          },
-        );
-      } finally {
-        await Promise.all(polls.map((stop) => stop()));
-      }
+      // Each replica's poll, as the service runs it: they find the entries due at the same moments.
+      await settle(outboxes);
 
       expect([...sent].sort()).toEqual([...keys].sort());
-      expect(await h.pending.countDocuments()).toBe(0);
       expect(await Promise.all(keys.map(stored))).toEqual(keys.map(() => 'gone'));
     } finally {
       await Promise.all(connections.map((c) => c.close()));
