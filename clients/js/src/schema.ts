@@ -745,12 +745,16 @@ export interface components {
             refreshToken: string;
             /** @description The access token’s lifetime, in seconds. */
             expiresIn: number;
+            /** @description Whether the account’s address is verified: in the answers of register, login, a password change and a provider’s sign-in (not of a refresh). Never in the token, which carries the user id only. */
+            emailVerified?: boolean;
         };
         CookieSessionTokens: {
             /** @description The contract’s JWT. */
             token: string;
             /** @description The access token’s lifetime, in seconds. */
             expiresIn: number;
+            /** @description Whether the account’s address is verified: in the answers of register, login, a password change and a provider’s sign-in (not of a refresh). Never in the token, which carries the user id only. */
+            emailVerified?: boolean;
         };
         RefreshToken: {
             /** @description Opaque; a login, a register or the last refresh answered it. */
@@ -791,6 +795,8 @@ export interface components {
             email: string;
             /** @description The name others see; null when none was given. */
             displayName: string | null;
+            /** @description Whether the owner proved the address is theirs: a mailed link, or a provider that vouched for it. */
+            emailVerified: boolean;
             /** Format: date-time */
             createdAt: string;
         };

@@ -24,7 +24,7 @@ import {
   validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
-import type { Accounts, Client } from './accounts/accounts';
+import type { Accounts, Client, Proof } from './accounts/accounts';
 import { messages, normalizeEmail, toCredentials } from './accounts/credentials';
 import { type Profiles, toDisplayName, toUserIds } from './accounts/profiles';
 import type { KnownClients } from './login-defence/known-clients';
@@ -64,6 +64,11 @@ export function authRoutes(
           : bcrypt.run(`account ${trustedFor}`, work, { priority: true }),
     };
   };
+  /** The password a route was given, and the caller's token's second: its proof of ownership (accounts.ts). */
+  const proofOf = (ctx: AppContext, password: string): Proof => ({
+    password,
+    issuedAt: tokens.signedToken(ctx.headers.authorization).issuedAt,
+  });
   // Cookie mode's checks come before any route's work (refresh-cookie.ts).
   router.use(cookies.checks());
   router.param('id', validateParam(objectIdParamSchema));
@@ -149,7 +154,8 @@ export function authRoutes(
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      cookies.answer(ctx, await accounts.changePassword(userId, { currentPassword, newPassword }, clientOf(ctx)));
+      const proof = proofOf(ctx, currentPassword);
+      cookies.answer(ctx, await accounts.changePassword(userId, { proof, newPassword }, clientOf(ctx)));
     },
   );
 
@@ -160,7 +166,7 @@ export function authRoutes(
     failureMessage(messages.accountDeletionFailed),
     async (ctx) => {
       const { password } = strings<'password'>(ctx);
-      await accounts.deleteAccount(ctx.state.userId as string, password, clientOf(ctx));
+      await accounts.deleteAccount(ctx.state.userId as string, proofOf(ctx, password), clientOf(ctx));
       ctx.status = 204;
     },
   );

@@ -73,7 +73,7 @@ describe('device tokens', () => {
     expect(cookies).toContain(
       `cs_device=${token}; Path=/api/auth; Max-Age=${DEVICE_TOKEN_TTL_S}; HttpOnly; SameSite=Strict`,
     );
-    expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'refreshToken', 'token']);
+    expect(Object.keys(res.body).sort()).toEqual(['emailVerified', 'expiresIn', 'refreshToken', 'token']);
   });
 
   it('when the password line is full of wrong logins from new addresses, then a login with its device token, from a new address, still gets a place and is served before all of them', async () => {

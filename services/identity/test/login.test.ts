@@ -24,7 +24,7 @@ describe('POST /api/auth/login', () => {
     const res = await h.http.post('/api/auth/login').send({ email, password: PASSWORD });
 
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'refreshToken', 'token']);
+    expect(Object.keys(res.body).sort()).toEqual(['emailVerified', 'expiresIn', 'refreshToken', 'token']);
     expect((jwt.verify(res.body.token, TEST_JWT_SECRET) as jwt.JwtPayload).id).toBe(userId);
   });
 

@@ -26,7 +26,7 @@ describe('PUT /api/auth/password', () => {
     const res = await change(token, { currentPassword: PASSWORD, newPassword: 'a brand new secret' });
 
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'refreshToken', 'token']);
+    expect(Object.keys(res.body).sort()).toEqual(['emailVerified', 'expiresIn', 'refreshToken', 'token']);
     expect((jwt.verify(res.body.token, TEST_JWT_SECRET) as jwt.JwtPayload).id).toBe(userId);
     await h.http.post('/api/auth/login').send({ email, password: 'a brand new secret' }).expect(200);
     const old = await h.http.post('/api/auth/login').send({ email, password: PASSWORD });

@@ -32,6 +32,6 @@ describe('the production bcrypt cost', () => {
       .expect(201);
 
     const user = await userModel(db.connection).findOne({ email: 'cost@example.com' }).select('+password').lean();
-    expect(user?.password.startsWith('$2b$12$')).toBe(true);
+    expect(user?.password?.startsWith('$2b$12$')).toBe(true);
   });
 });

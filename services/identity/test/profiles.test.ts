@@ -34,6 +34,7 @@ describe('display names', () => {
       _id: named.id,
       email: named.email,
       displayName: 'Ada Lovelace',
+      emailVerified: false,
       createdAt: expect.any(String),
     });
     const unnamed = await register();

@@ -48,7 +48,7 @@ describe('cookie mode', () => {
   it('when a client logs in in cookie mode, then the body has no refresh token and the cookie is HttpOnly, SameSite=Strict, on the auth path', async () => {
     const { res, cookie } = await cookieLogin();
 
-    expect(res.body).toEqual({ token: expect.any(String), expiresIn: 3600 });
+    expect(res.body).toEqual({ token: expect.any(String), expiresIn: 3600, emailVerified: false });
     expect(cookie.value).toMatch(/^[\w-]{104}$/);
     expect(cookie.attributes).toEqual(['Path=/api/auth', 'Max-Age=1209600', 'HttpOnly', 'SameSite=Strict']);
   });

@@ -19,7 +19,7 @@ describe('POST /api/auth/register', () => {
     const res = await h.http.post('/api/auth/register').send({ email, password: PASSWORD });
 
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(['expiresIn', 'refreshToken', 'token']);
+    expect(Object.keys(res.body).sort()).toEqual(['emailVerified', 'expiresIn', 'refreshToken', 'token']);
     const user = await h.users.findOne({ email }).lean();
     expect(user).not.toBeNull();
     const payload = jwt.verify(res.body.token, TEST_JWT_SECRET) as jwt.JwtPayload;

@@ -29,6 +29,8 @@ interface Pair {
   token: string;
   refreshToken: string;
   expiresIn: number;
+  /** In the answers of register and login, not of a refresh. */
+  emailVerified?: boolean;
 }
 
 async function registerPair(harness = h, userAgent = 'jest'): Promise<Pair & { email: string }> {
@@ -67,10 +69,20 @@ describe('the pair a login answers', () => {
     const loggedIn = await login(registered.email);
 
     for (const pair of [
-      { token: registered.token, refreshToken: registered.refreshToken, expiresIn: registered.expiresIn },
+      {
+        token: registered.token,
+        refreshToken: registered.refreshToken,
+        expiresIn: registered.expiresIn,
+        emailVerified: registered.emailVerified,
+      },
       loggedIn,
     ]) {
-      expect(pair).toEqual({ token: expect.any(String), refreshToken: expect.any(String), expiresIn: 3600 });
+      expect(pair).toEqual({
+        token: expect.any(String),
+        refreshToken: expect.any(String),
+        expiresIn: 3600,
+        emailVerified: false,
+      });
       expect(pair.refreshToken).toMatch(/^[\w-]{104}$/);
     }
     expect(loggedIn.refreshToken).not.toBe(registered.refreshToken);
@@ -431,6 +443,7 @@ describe('GET /api/auth/me', () => {
       _id: expect.stringMatching(/^[0-9a-f]{24}$/),
       email: pair.email,
       displayName: null,
+      emailVerified: false,
       createdAt: expect.any(String),
     });
   });

@@ -161,6 +161,11 @@ export const sessionTokensSchema = {
       description: 'Opaque to clients (signed by the server, with 256 random bits); never a JWT.',
     },
     expiresIn: { type: 'integer', minimum: 1, description: 'The access token’s lifetime, in seconds.' },
+    emailVerified: {
+      type: 'boolean',
+      description:
+        'Whether the account’s address is verified: in the answers of register, login, a password change and a provider’s sign-in (not of a refresh). Never in the token, which carries the user id only.',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -172,6 +177,7 @@ export const cookieSessionTokensSchema = {
   properties: {
     token: sessionTokensSchema.properties.token,
     expiresIn: sessionTokensSchema.properties.expiresIn,
+    emailVerified: sessionTokensSchema.properties.emailVerified,
   },
   additionalProperties: false,
 } as const;
@@ -204,11 +210,15 @@ export const sessionListSchema = { type: 'array', items: sessionSchema } as cons
 /** The caller's account. */
 export const meSchema = {
   type: 'object',
-  required: ['_id', 'email', 'displayName', 'createdAt'],
+  required: ['_id', 'email', 'displayName', 'emailVerified', 'createdAt'],
   properties: {
     _id: objectId,
     email: { type: 'string' },
     displayName: { type: ['string', 'null'], description: 'The name others see; null when none was given.' },
+    emailVerified: {
+      type: 'boolean',
+      description: 'Whether the owner proved the address is theirs: a mailed link, or a provider that vouched for it.',
+    },
     createdAt: timestamp,
   },
   additionalProperties: false,

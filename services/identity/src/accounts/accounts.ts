@@ -4,7 +4,7 @@ import { isDuplicateKey } from '@cs/mongo';
 import bcrypt from 'bcrypt';
 import type { AccountDeletions } from '../deletions/account-deletions';
 import type { LoginThrottle } from '../login-defence/login-throttle';
-import type { Sessions, SessionTokens } from '../sessions/sessions';
+import type { Sessions, SignedIn } from '../sessions/sessions';
 import { createCompareClock } from './compare-clock';
 import { type Credentials, couldBeAccount, fitsBcrypt, messages } from './credentials';
 import type { UserModel } from './model';
@@ -34,25 +34,43 @@ export interface Account {
   _id: string;
   email: string;
   displayName: string | null;
+  emailVerified: boolean;
   createdAt: Date;
 }
 
+/**
+ * How the caller of a route that asks for the current password proves it is the owner: the
+ * password, or, for an account that has none (made by a provider's sign-in), a session that began
+ * with a sign-in less than FRESH_SIGN_IN_MS ago. The access token's second names its session.
+ */
+export interface Proof {
+  password: string;
+  /** The caller's access token's `iat`, in seconds. */
+  issuedAt: number;
+}
+
+/** How recent a sign-in stands in for the password of an account that has none. */
+export const FRESH_SIGN_IN_MS = 5 * 60_000;
+
 export interface Accounts {
   /** A new account, and its first session. */
-  register(credentials: Credentials, client: Client, displayName?: string | null): Promise<SessionTokens>;
+  register(credentials: Credentials, client: Client, displayName?: string | null): Promise<SignedIn>;
   /** A new session; the client's address counts for the login throttle. */
-  login(credentials: Credentials, client: Client): Promise<SessionTokens>;
+  login(credentials: Credentials, client: Client): Promise<SignedIn>;
   /**
    * Sets a new password when the current one is right. Every session of the account ends; the
    * answer is a new one for the caller.
    */
-  changePassword(
-    userId: string,
-    passwords: { currentPassword: string; newPassword: string },
-    client: Client,
-  ): Promise<SessionTokens>;
-  /** Deletes the account when the password is right, ends its sessions, and records the deletion of its data. */
-  deleteAccount(userId: string, password: string, client: Client): Promise<void>;
+  changePassword(userId: string, change: { proof: Proof; newPassword: string }, client: Client): Promise<SignedIn>;
+  /** Deletes the account when the proof holds, ends its sessions, and records the deletion of its data. */
+  deleteAccount(userId: string, proof: Proof, client: Client): Promise<void>;
+  /**
+   * The caller's password checked as a login's is (and counted by the same throttle, so a stolen
+   * token cannot guess it faster), or its fresh sign-in when the account has none; 401 otherwise,
+   * or when the account is gone. Returns the version of the password it checked. In the caller's
+   * password turn.
+   */
+  confirmOwner(userId: string, proof: Proof, client: Client): Promise<number>;
   /** The caller's account; 401 when it is gone. */
   me(userId: string): Promise<Account>;
 }
@@ -69,9 +87,11 @@ export function createAccounts({
   deletions,
   passwords,
   retireResets,
+  now = Date.now,
 }: {
   users: UserModel;
   sessions: Sessions;
+  now?: () => number;
   bcryptCost: number;
   throttle: LoginThrottle;
   deletions: AccountDeletions;
@@ -99,7 +119,7 @@ export function createAccounts({
         if (isDuplicateKey(err)) throw new HttpError(400, messages.alreadyRegistered, { cause: err });
         throw err;
       }
-      return sessions.start(userId, client.userAgent);
+      return { ...(await sessions.start(userId, client.userAgent)), emailVerified: false };
     },
 
     async login(credentials, { address: clientAddress, userAgent, passwordTurn, device }) {
@@ -114,13 +134,15 @@ export function createAccounts({
         async () => {
           if (counted) await throttle.check(email, clientAddress, trusted);
           const user = counted
-            ? await users.findOne({ email }, { _id: 1, password: 1 }).select('+password').lean()
+            ? await users.findOne({ email }, { _id: 1, password: 1, emailVerified: 1 }).select('+password').lean()
             : null;
-          if (!user) {
+          // An account without a password answers as a wrong password does, in the same time.
+          const hash = user?.password;
+          if (!user || !hash) {
             await compareClock.wait();
             return { user, matches: false };
           }
-          return { user, matches: await compareClock.timed(() => bcrypt.compare(password, user.password)) };
+          return { user, matches: await compareClock.timed(() => bcrypt.compare(password, hash)) };
         },
         trusted ? { trustedFor: email } : undefined,
       );
@@ -131,13 +153,16 @@ export function createAccounts({
       await throttle.succeeded(email, clientAddress);
       // Whoever can log in has no need of a reset link: one sent before (stolen, perhaps) stops working.
       await retireResets(user._id.toHexString());
-      return sessions.start(user._id.toHexString(), userAgent);
+      return {
+        ...(await sessions.start(user._id.toHexString(), userAgent)),
+        emailVerified: user.emailVerified === true,
+      };
     },
 
-    async changePassword(userId, { currentPassword, newPassword }, client) {
-      const { checked, hash } = await client.passwordTurn(async () => {
-        const checked = await confirmPassword(userId, currentPassword, client.address);
-        return { checked, hash: await bcrypt.hash(newPassword, bcryptCost) };
+    async changePassword(userId, { proof, newPassword }, client) {
+      const { checked, hash, emailVerified } = await client.passwordTurn(async () => {
+        const { version: checked, emailVerified } = await confirmOwner(userId, proof, client.address);
+        return { checked, hash: await bcrypt.hash(newPassword, bcryptCost), emailVerified };
       });
       // Written only while the hash just compared is still the current one: of two changes (or a
       // change and a reset) that checked it, the other one is refused. Reset tokens sent before
@@ -145,11 +170,11 @@ export function createAccounts({
       const changedSince = () => new HttpError(401, messages.invalidCredentials);
       await passwords.write(userId, { checked, hash, refused: changedSince });
       await sessions.endAll(userId);
-      return sessions.start(userId, client.userAgent);
+      return { ...(await sessions.start(userId, client.userAgent)), emailVerified };
     },
 
-    async deleteAccount(userId, password, client) {
-      await client.passwordTurn(() => confirmPassword(userId, password, client.address));
+    async deleteAccount(userId, proof, client) {
+      await client.passwordTurn(() => confirmOwner(userId, proof, client.address));
       // The event first: once it is recorded, the deletion is finished whatever happens next.
       await deletions.record(userId);
       // Its sessions end before the account goes: a process that dies in between leaves the
@@ -160,31 +185,50 @@ export function createAccounts({
     },
 
     async me(userId) {
-      const user = await users.findById(userId, { email: 1, displayName: 1, createdAt: 1 }).lean();
+      const user = await users.findById(userId, { email: 1, displayName: 1, emailVerified: 1, createdAt: 1 }).lean();
       if (!user) throw new HttpError(401, httpMessages.invalidToken);
       return {
         _id: user._id.toHexString(),
         email: user.email,
         displayName: user.displayName ?? null,
+        emailVerified: user.emailVerified === true,
         createdAt: user.createdAt,
       };
     },
+
+    async confirmOwner(userId, proof, client) {
+      return client.passwordTurn(async () => (await confirmOwner(userId, proof, client.address)).version);
+    },
   };
 
-  /**
-   * The caller's password, checked as a login is (and counted by the same throttle, so a stolen
-   * token cannot be used to guess the password faster). A token whose account is gone: 401.
-   * Returns the version of the password it checked.
-   */
-  async function confirmPassword(userId: string, password: string, clientAddress: string): Promise<number> {
-    const user = await users.findById(userId, { email: 1, password: 1, version: 1 }).select('+password').lean();
+  /** confirmOwner's work, in a turn already; also says whether the address is verified. */
+  async function confirmOwner(
+    userId: string,
+    { password, issuedAt }: Proof,
+    clientAddress: string,
+  ): Promise<{ version: number; emailVerified: boolean }> {
+    const user = await users
+      .findById(userId, { email: 1, password: 1, version: 1, emailVerified: 1 })
+      .select('+password')
+      .lean();
     if (!user) throw new HttpError(401, httpMessages.invalidToken);
+    const proven = { version: user.version ?? 0, emailVerified: user.emailVerified === true };
+    const hash = user.password;
+    if (!hash) {
+      // No password to check: the sign-in behind the caller's token must be recent. Its session's
+      // start is the sign-in; a refresh makes a new token, never a new sign-in.
+      const signedInAt = await sessions.signedInAt(userId, issuedAt);
+      if (signedInAt === undefined || now() - signedInAt.getTime() > FRESH_SIGN_IN_MS) {
+        throw new HttpError(401, messages.freshSignInRequired);
+      }
+      return proven;
+    }
     await throttle.check(user.email, clientAddress);
-    const matches = fitsBcrypt(password) && (await bcrypt.compare(password, user.password));
+    const matches = fitsBcrypt(password) && (await bcrypt.compare(password, hash));
     if (!matches) {
       await throttle.failed(user.email, clientAddress);
       throw new HttpError(401, messages.invalidCredentials);
     }
-    return user.version ?? 0;
+    return proven;
   }
 }

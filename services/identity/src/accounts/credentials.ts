@@ -22,6 +22,8 @@ export const messages = {
   sessionsFailed: 'Could not read or end sessions',
   meFailed: 'Could not read the account',
   usersFailed: 'Could not read the accounts',
+  freshSignInRequired:
+    'This account has no password: sign in again with its provider, then retry within 5 minutes of signing in',
 } as const;
 
 export interface Credentials {

@@ -6,8 +6,13 @@ import { strict } from '../schema-options';
 export interface UserRecord {
   _id: Types.ObjectId;
   email: string;
-  /** The bcrypt hash; never selected unless asked for. */
-  password: string;
+  /**
+   * The bcrypt hash; never selected unless asked for. None (null) for an account made by a sign-in
+   * with a provider, or taken over by one (oidc): no password logs in to it until a reset sets one.
+   */
+  password?: string | null;
+  /** Whether the owner proved the address is theirs (a link mailed to it, or a provider that vouched). */
+  emailVerified?: boolean;
   /** The name others see (profiles.ts); none until the owner gives one. */
   displayName?: string | null;
   /**
@@ -22,7 +27,8 @@ export interface UserRecord {
 const userSchema = new Schema<UserRecord>(
   {
     email: { type: String, required: true, trim: true, lowercase: true, maxlength: 254 },
-    password: { type: String, required: true, select: false },
+    password: { type: String, default: null, select: false },
+    emailVerified: { type: Boolean, default: false },
     displayName: { type: String, default: null },
     version: { type: Number, default: 0 },
   },

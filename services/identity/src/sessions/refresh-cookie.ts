@@ -21,7 +21,7 @@
  */
 import { HttpError } from '@cs/errors';
 import { type AppContext, type AppMiddleware, bodyOf } from '@cs/koa';
-import type { SessionTokens } from './sessions';
+import type { SessionTokens, SignedIn } from './sessions';
 
 export const REFRESH_MODE_HEADER = 'x-refresh-token';
 export const REFRESH_COOKIE = 'cs_refresh';
@@ -90,13 +90,14 @@ export function refreshCookies({ secure, maxAgeS }: { secure: boolean; maxAgeS: 
     },
 
     /** The session's answer: the pair, or in cookie mode the access token and the cookie. */
-    answer(ctx: AppContext, pair: SessionTokens): void {
+    answer(ctx: AppContext, pair: SessionTokens | SignedIn): void {
       if (!inCookieMode(ctx)) {
         ctx.body = pair;
         return;
       }
       setCookie(ctx, pair.refreshToken, maxAgeS);
-      ctx.body = { token: pair.token, expiresIn: pair.expiresIn };
+      const { refreshToken: _inTheCookie, ...body } = pair;
+      ctx.body = body;
     },
 
     /** Logout in cookie mode: the browser forgets the cookie. */

@@ -43,7 +43,14 @@ import { trusted } from '@cs/mongo';
 import type { RevocationLog, RevokedToken } from '../revocations/revocation-log';
 import { issuedPairs } from './issued-pairs';
 import { isLive, type SessionSettings } from './lifetime';
-import type { RefreshTokenModel, SessionEndModel, SessionEndRecord, SessionModel, SessionRecord } from './model';
+import type {
+  RefreshTokenModel,
+  RefreshTokenRecord,
+  SessionEndModel,
+  SessionEndRecord,
+  SessionModel,
+  SessionRecord,
+} from './model';
 import type { RefreshLimit } from './refresh-limit';
 import type { RefreshTokenClaims, RefreshTokens } from './refresh-tokens';
 import { sessionEnds } from './session-ends';
@@ -55,6 +62,15 @@ export interface SessionTokens {
   refreshToken: string;
   /** The access token's lifetime, in seconds. */
   expiresIn: number;
+}
+
+/**
+ * What register, login and a password change answer: the pair, and whether the account's address
+ * is verified. Not in the token: the contract's tokens carry the user id only, and whoever needs
+ * to know reads the account (REQUIRE_VERIFIED_EMAIL does).
+ */
+export interface SignedIn extends SessionTokens {
+  emailVerified: boolean;
 }
 
 export const sessionMessages = {
@@ -204,6 +220,19 @@ export function createSessions(deps: SessionDeps) {
     /** The caller's live sessions, newest first, its own marked `current` (session-list.ts). */
     list(userId: string, caller: CallerTokens = {}): Promise<SessionSummary[]> {
       return listSessions({ sessions, refreshTokens, keys, settings, at: now() }, userId, caller);
+    },
+
+    /**
+     * When the live session that issued `userId`'s access token of second `issuedAt` began, by the
+     * record of the pair it was issued with (the unique `(userId, iat)`); undefined for none.
+     */
+    async signedInAt(userId: string, issuedAt: number): Promise<Date | undefined> {
+      const issued = await refreshTokens
+        .findOne({ userId, iat: issuedAt }, { sessionId: 1 })
+        .lean<RefreshTokenRecord>();
+      if (!issued) return undefined;
+      const session = await sessions.findOne({ _id: issued.sessionId, userId }).lean<SessionRecord>();
+      return isLive(session, now(), settings) ? session.createdAt : undefined;
     },
 
     /** Ends one of `userId`'s sessions; 404 for another user's, an unknown or an ended one. */
