@@ -1,6 +1,7 @@
 export * from './balancer';
 export * from './bucket';
 export * from './observability';
+export * from './oidc-provider';
 export * from './part-environments';
 export * from './parts';
 export * from './postgres';

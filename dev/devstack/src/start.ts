@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv, promisify } from 'node:util';
+import { startOidcProvider } from './oidc-provider';
 import { REPO_ROOT } from './process';
 import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
 import { type SupervisedSystem, superviseOneProcess } from './supervisor';
@@ -83,13 +84,17 @@ async function main(): Promise<void> {
       servers.push(server);
       return server;
     };
-    const [mongo, storage, mail, redis] = await Promise.all([
+    const [mongo, storage, mail, redis, oidc] = await Promise.all([
       startMongo({ dataDir }).then(keep),
       startStorage({ dataDir, ...storageSettings }).then(keep),
       startMail({ dataDir }).then(keep),
       // The event bus, and scaled, where the gateways count their limits together (or each would
       // admit the limit again).
       env.REDIS_URL ? undefined : startRedis({ dataDir }).then(keep),
+      devOidcProvider(env, dataDir, port).then((found) => {
+        if (found) keep(found.server);
+        return found;
+      }),
     ]);
     const redisUrl = (env.REDIS_URL || redis?.url) as string;
     console.log(`Redis:            ${redis ? "Debian's redis-server" : 'REDIS_URL'} at ${redisUrl}`);
@@ -104,12 +109,19 @@ async function main(): Promise<void> {
         ? `Mail (Mailpit):   ${mail.apiUrl} (password-reset e-mails land here)`
         : `Mail (SMTP):      ${mail.kind}${mail.apiUrl ? `, read at ${mail.apiUrl}` : ''}`,
     );
+    console.log(
+      oidc
+        ? `Sign-in (OIDC):   ${oidc.server.kind} at ${oidc.server.url} as provider dev (any name logs in)`
+        : `Sign-in (OIDC):   OIDC_PROVIDERS=${env.OIDC_PROVIDERS}`,
+    );
     // In a child: the S3 client is big, and this process lives as long as the system does.
     const bucket = { endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') };
     await promisify(execFile)(process.execPath, [join(__dirname, 'prepare-bucket.js'), JSON.stringify(bucket)]);
 
     const options = {
       env: fileSettings,
+      // Identity alone knows the provider's client secret.
+      ...(oidc ? { processEnv: { identity: oidc.settings } } : {}),
       dataDir,
       mongoUrl: mongo.url,
       storage: { endpoint: storage.url, publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? storage.url, ...storageSettings },
@@ -154,6 +166,34 @@ async function main(): Promise<void> {
     console.error(`Could not start: ${(err as Error).message}`);
     await stop(1);
   }
+}
+
+/**
+ * The development OpenID Connect provider, `dev`, unless OIDC_PROVIDERS says which to use (empty:
+ * none), and the settings that name it to identity. Any name logs in there and no address is ever
+ * vouched for (dev/oidc-provider); identity refuses its loopback issuer unless PUBLIC_URL is on
+ * loopback too. Its port stays the same from run to run (DEV_OIDC_PORT, 4010): the issuer is half
+ * of an identity, and the accounts in .data/dev outlive a run.
+ */
+async function devOidcProvider(env: NodeJS.ProcessEnv, dataDir: string, port: number) {
+  if (env.OIDC_PROVIDERS !== undefined) return undefined;
+  const secret = randomBytes(24).toString('hex');
+  const clientId = 'content-service-dev';
+  const redirects = ['localhost', '127.0.0.1'].map((host) => `http://${host}:${port}/api/auth/oidc/dev/callback`);
+  const server = await startOidcProvider({
+    dataDir,
+    mode: 'dev',
+    port: Number(env.DEV_OIDC_PORT ?? 4010),
+    clients: [{ client_id: clientId, client_secret: secret, redirect_uris: redirects }],
+  });
+  const settings = {
+    OIDC_PROVIDERS: 'dev',
+    OIDC_DEV_ISSUER: server.url,
+    OIDC_DEV_CLIENT_ID: clientId,
+    OIDC_DEV_CLIENT_SECRET: secret,
+    OIDC_DEV_NAME: 'Dev',
+  };
+  return { server, settings };
 }
 
 /**

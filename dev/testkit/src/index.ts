@@ -7,6 +7,7 @@ export * from './deleted-accounts';
 export * from './eventually';
 export * from './logs';
 export * from './mail';
+export * from './oidc';
 export * from './pass-through';
 export * from './refusal';
 export * from './request-rules';
