@@ -41,6 +41,15 @@ const swc = [
   { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } },
 ];
 
+// The OpenID Connect relying party (services/identity, openid-client) and the two packages it
+// stands on are ESM only. The built services load them with Node's require(esm); under jest, whose
+// module system is CommonJS, they are compiled like our own files, and they alone of node_modules.
+const ESM_ONLY = ['openid-client', 'oauth4webapi', 'jose'];
+const esmOnly = {
+  transform: { '^.+\\.ts$': swc, [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: swc },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
+};
+
 // A project's global setup runs once per run for all the projects that name the same file, and only
 // when one of them has tests to run: the compose project names none, so it alone starts no server.
 const testServers = {
@@ -61,7 +70,7 @@ module.exports = {
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.test.ts'],
       testEnvironment: 'node',
-      transform: { '^.+\\.ts$': swc },
+      ...esmOnly,
       ...testServers,
       // The client library is ESM: its relative imports name the .js its .ts compiles to.
       ...(dir === 'clients/js' ? { moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' } } : {}),

@@ -1,4 +1,5 @@
 import { type ConfigOf, env, jwtSpec, partSpec, readEnvConfig } from '@cs/config';
+import { type ProviderSettings, readProviderSettings } from './oidc/provider-settings';
 
 export const configSpec = {
   ...jwtSpec,
@@ -29,11 +30,24 @@ export const configSpec = {
   DELETION_OUTBOX_INTERVAL: env.durationMs('5s'),
   /** How long an owner may take to confirm a deletion before the attempt counts as failed. */
   DELETION_TIMEOUT: env.durationMs('30s'),
+
+  // Sign-in with OpenID Connect providers (oidc/). The providers themselves are read from their
+  // OIDC_<NAME>_ keys (oidc/provider-settings.ts), into `oidcProviders`.
+  /** The gateway's public origin: providers send the browser back to `<PUBLIC_URL>/api/auth/oidc/<name>/callback`. */
+  PUBLIC_URL: env.url('http://localhost:3000'),
+  /** The web pages a sign-in may end on (with WEB_URL): a `redirect` elsewhere is refused, so none is open. */
+  FRONTEND_ORIGIN: env.list([]),
+  /** The providers' names, `acme,corp`: 1 to 20 of `[a-z0-9]` each. None by default. */
+  OIDC_PROVIDERS: env.list([]),
 };
 
-export type Config = ConfigOf<typeof configSpec>;
+export type Config = ConfigOf<typeof configSpec> & { readonly oidcProviders: readonly ProviderSettings[] };
 
 /** The only reader of process.env here (through readEnvConfig); tests pass their own source. */
 export function readConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  return readEnvConfig(configSpec, source);
+  const config = readEnvConfig(configSpec, source);
+  return Object.freeze({
+    ...config,
+    oidcProviders: readProviderSettings(config.OIDC_PROVIDERS, source, config.PUBLIC_URL),
+  });
 }
