@@ -15,7 +15,7 @@
  *   the suites can play a provider that vouches for an address, one that does not, and one that
  *   gives none (an empty e-mail). The last answers given for a name are its claims.
  *
- * Consent is granted without asking; PKCE (S256) is required of every client; the RS256 signing
+ * Consent is granted without asking (the page that would ask it answers at once); PKCE (S256) is required of every client; the RS256 signing
  * key and the cookie keys are made at start, so each run is a new provider with the same issuer.
  * Ready when `/.well-known/openid-configuration` answers.
  */
@@ -60,16 +60,6 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   responseTypes: ['code'],
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-  // Consent without asking: the grant the client asked for, given as soon as someone has logged in.
-  loadExistingGrant: async (ctx) => {
-    const { session, client, provider: self } = ctx.oidc;
-    const grantId = ctx.oidc.result?.consent?.grantId || session.grantIdFor(client.clientId);
-    if (grantId) return self.Grant.find(grantId);
-    const grant = new self.Grant({ clientId: client.clientId, accountId: session.accountId });
-    grant.addOIDCScope('openid email profile');
-    await grant.save();
-    return grant;
-  },
   // The package's own error page names the error; a test reads it when a flow goes wrong.
   renderError: (ctx, out) => {
     ctx.type = 'html';
@@ -84,6 +74,16 @@ async function handle(req, res) {
   const match = /^\/interaction\/([\w-]+)(\/login)?$/.exec(req.url ?? '');
   if (!match) return handleProvider(req, res);
   const details = await provider.interactionDetails(req, res);
+  if (req.method === 'GET' && !match[2] && details.prompt.name === 'consent') {
+    // Consent without asking: what the client asked for, granted (native clients are always asked).
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ clientId: details.params.client_id, accountId: details.session.accountId });
+    grant.addOIDCScope(String(details.params.scope));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return;
+  }
   if (req.method === 'GET' && !match[2]) {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(loginPage({ uid: details.uid, client: details.params.client_id, mode }));

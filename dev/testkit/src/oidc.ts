@@ -54,5 +54,11 @@ export async function signInAtProvider(authorizationUrl: string, login: Provider
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: form.toString(),
   });
-  return step(resume.href);
+  // The consent page, which the provider answers at once, and back to the authorization.
+  let next = await step(resume.href);
+  for (let hops = 0; next.pathname.startsWith('/interaction/') || next.pathname.startsWith('/auth/'); hops++) {
+    if (hops > 4) throw new Error(`the provider keeps the browser at ${next.href}`);
+    next = await step(next.href);
+  }
+  return next;
 }
