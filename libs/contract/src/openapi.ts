@@ -8,6 +8,7 @@ import { TRY_IT_DESCRIPTION } from './openapi/examples';
 import { filesPaths } from './openapi/files';
 import { healthPaths } from './openapi/health';
 import { notesPaths } from './openapi/notes';
+import { oidcPaths, oidcSchemas } from './openapi/oidc';
 import { postsPaths } from './openapi/posts';
 import { realtimePaths } from './openapi/realtime';
 import { errorResponses } from './openapi/responses';
@@ -43,6 +44,7 @@ export const openApiDocument = {
   ],
   paths: {
     ...authPaths,
+    ...oidcPaths,
     ...postsPaths,
     ...notesPaths,
     ...filesPaths,
@@ -98,6 +100,7 @@ export const openApiDocument = {
       RealtimeTicket: s.realtimeTicketSchema,
       Health: s.healthSchema,
       Readiness: s.readinessSchema,
+      ...oidcSchemas,
     },
     responses: errorResponses,
   },

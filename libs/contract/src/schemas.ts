@@ -25,6 +25,7 @@ export * from './schemas/errors';
 export * from './schemas/files';
 export * from './schemas/health';
 export * from './schemas/notes';
+export * from './schemas/oidc';
 export * from './schemas/params';
 export * from './schemas/posts';
 export * from './schemas/realtime';

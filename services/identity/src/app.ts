@@ -13,6 +13,8 @@ import type { Config } from './config';
 import { createAccountDeletions } from './deletions/account-deletions';
 import { createKnownClients } from './login-defence/known-clients';
 import { createLoginThrottle } from './login-defence/login-throttle';
+import { createOidc } from './oidc/oidc';
+import { oidcRoutes } from './oidc/oidc-routes';
 import type { Mailer } from './password-reset/mailer';
 import { createPasswordResets } from './password-reset/password-reset';
 import { revocationModel } from './revocations/model';
@@ -40,6 +42,9 @@ export interface Deps {
     | 'SESSION_IDLE_TTL'
     | 'SESSION_MAX_AGE'
     | 'REFRESH_GRACE'
+    | 'PUBLIC_URL'
+    | 'FRONTEND_ORIGIN'
+    | 'oidcProviders'
   > &
     Partial<Pick<Config, 'BCRYPT_CONCURRENCY'>>;
   connection: Connection;
@@ -81,6 +86,14 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
   const throttle = createLoginThrottle(connection);
   const turns = await createTurns(connection);
   const passwords = createPasswordStore({ users, turns });
+  const oidc = await createOidc(
+    { connection, users, sessions, turns, logger },
+    {
+      providers: config.oidcProviders,
+      publicUrl: config.PUBLIC_URL,
+      allowedOrigins: [...config.FRONTEND_ORIGIN, config.WEB_URL],
+    },
+  );
   const resets = createPasswordResets({
     connection,
     users,
@@ -95,9 +108,9 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
   const deletions = createAccountDeletions({
     connection,
     users,
-    // What identity keeps of a user besides the account: its reset, and its sessions.
+    // What identity keeps of a user besides the account: its reset, its sessions, its identities at providers.
     forget: async (userId) => {
-      await Promise.all([resets.forget(userId), sessions.forgetAll(userId)]);
+      await Promise.all([resets.forget(userId), sessions.forgetAll(userId), oidc.forget(userId)]);
     },
     owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
     fetch: reach.fetch,
@@ -118,6 +131,11 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
   // Device tokens' key comes from JWT_SECRET; their cookie is Secure when the web client is served over HTTPS.
   const known = createKnownClients({ secret: config.JWT_SECRET, secure: config.WEB_URL.startsWith('https:') });
   const passwordWork = bcryptBulkhead(config);
+  // Secure when the web client is served over HTTPS; kept as long as a session may stay idle.
+  const cookies = refreshCookies({
+    secure: config.WEB_URL.startsWith('https:'),
+    maxAgeS: Math.floor(config.SESSION_IDLE_TTL / 1000),
+  });
   const app = createServiceApp({
     name: 'identity',
     logger,
@@ -128,22 +146,19 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
           tokens: verifier,
           bcrypt: passwordWork,
           known,
-          // Secure when the web client is served over HTTPS; kept as long as a session may stay idle.
-          cookies: refreshCookies({
-            secure: config.WEB_URL.startsWith('https:'),
-            maxAgeS: Math.floor(config.SESSION_IDLE_TTL / 1000),
-          }),
+          cookies,
         },
       ),
       revocationRoutes(revocations),
       userRoutes(profiles),
+      oidcRoutes(oidc.routes, { tokens: verifier, cookies }),
     ],
     readiness: { database: () => isMongoReady(connection) },
     tokens: verifier,
   });
   /** Starts following the revocation log; until the first read, protected routes answer 503. */
   const followLog = () => followRevocations(revoked, revocations.after, { logger });
-  return { app, throttle, resets, deletions, turns, passwordWork, followLog, sessions };
+  return { app, throttle, resets, deletions, turns, passwordWork, followLog, sessions, oidc };
 }
 
 /**

@@ -39,6 +39,8 @@ export const configSpec = {
   FRONTEND_ORIGIN: env.list([]),
   /** The providers' names, `acme,corp`: 1 to 20 of `[a-z0-9]` each. None by default. */
   OIDC_PROVIDERS: env.list([]),
+  /** How often a provider whose discovery failed is tried again; it is left out of the list until then. */
+  OIDC_DISCOVERY_INTERVAL: env.durationMs('10s'),
 };
 
 export type Config = ConfigOf<typeof configSpec> & { readonly oidcProviders: readonly ProviderSettings[] };

@@ -15,7 +15,7 @@ export const identityService: PartDefinition<Config> = {
     const { config, logger } = deps;
     const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
     if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
-    const { app, throttle, resets, deletions, turns, followLog, sessions } = await createApp({ ...deps, mailer });
+    const { app, throttle, resets, deletions, turns, followLog, sessions, oidc } = await createApp({ ...deps, mailer });
     const following = followLog();
     const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
     return {
@@ -25,6 +25,9 @@ export const identityService: PartDefinition<Config> = {
         turns.startPruning(),
         repeatEvery(TEN_MINUTES, resets.prune, warn('could not prune password resets')),
         repeatEvery(TEN_MINUTES, sessions.prune, warn('could not prune old sessions')),
+        repeatEvery(TEN_MINUTES, oidc.prune, warn('could not prune sign-ins with providers')),
+        // Discovery at start, then again for each provider that has not answered yet.
+        oidc.discover(config.OIDC_DISCOVERY_INTERVAL, warn('a sign-in provider cannot be reached')),
         deletions.start(config.DELETION_OUTBOX_INTERVAL),
         following.stop,
       ],

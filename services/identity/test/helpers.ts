@@ -5,6 +5,7 @@ import { type UserModel, userModel } from '../src/accounts/model';
 import { createApp } from '../src/app';
 import type { AccountDeletions } from '../src/deletions/account-deletions';
 import type { LoginThrottle } from '../src/login-defence/login-throttle';
+import type { ProviderSettings } from '../src/oidc/provider-settings';
 import { createMailer } from '../src/password-reset/mailer';
 
 /** Nothing listens here: what identity sends to posts, notes and files is refused at once. */
@@ -25,6 +26,12 @@ export const TEST_CONFIG = {
   SESSION_IDLE_TTL: 14 * 24 * 3600_000,
   SESSION_MAX_AGE: 90 * 24 * 3600_000,
   REFRESH_GRACE: 10_000,
+  /** Sign-in with providers: none unless a test names some (oidc-helpers.ts). */
+  PUBLIC_URL: 'http://127.0.0.1:3000',
+  FRONTEND_ORIGIN: [] as readonly string[],
+  oidcProviders: [] as readonly ProviderSettings[],
+  /** A provider that did not answer is tried again this often (ms). */
+  OIDC_DISCOVERY_INTERVAL: 200,
   /** The test run's SMTP server (Mailpit, started by the test kit); '' for none. */
   SMTP_URL: process.env.SMTP_URL ?? '',
 };
@@ -62,7 +69,10 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
       ...db,
       // Each replica stops following the revocation log before the database goes.
       drop: async () => {
-        for (const replica of replicas) replica.following.stop();
+        for (const replica of replicas) {
+          replica.following.stop();
+          await replica.discovering();
+        }
         await db.drop();
       },
     },
@@ -76,7 +86,7 @@ export async function startIdentity(file: string, config: Partial<typeof TEST_CO
 }
 
 type App = Awaited<ReturnType<typeof createApp>>;
-type Built = App & { following: ReturnType<App['followLog']> };
+type Built = App & { following: ReturnType<App['followLog']>; discovering: () => Promise<void> };
 
 /** One identity process's app on `connection`, following the revocation log, up to date with it. */
 async function identityOn(
@@ -88,7 +98,8 @@ async function identityOn(
   const app = await createApp({ config: settings, connection, logger, mailer, reach: overTheNetwork });
   const following = app.followLog();
   await following.caughtUp();
-  return { ...app, following };
+  const discovering = app.oidc.discover(settings.OIDC_DISCOVERY_INTERVAL, () => {});
+  return { ...app, following, discovering };
 }
 
 let counter = 0;
