@@ -60,7 +60,7 @@ describe('starting a sign-in', () => {
 
   it.each([
     ['another origin', 'https://evil.example/steal'],
-    ['a look-alike origin', 'http://localhost:3000.evil.example/'],
+    ['a look-alike origin', 'http://localhost.evil.example:3000/'],
     ['a script', 'javascript:alert(1)'],
     ['a relative path', '/signed-in'],
   ])('when the redirect is %s, then 400 (no open redirect)', async (_what, redirect) => {
