@@ -26,13 +26,16 @@ function under(path: string, prefix: string): boolean {
 }
 
 /** Account routes that act on the caller's own account or sessions; the rest of /api/auth is public. */
-const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?)\/?$/;
+const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?|identities(?:\/[^/]+)?)\/?$/;
 /**
  * The /api/auth routes that check no password: on the default limit, so that an office behind one
  * address, refreshing every hour, is not locked out by the strict one (which stays on login,
- * register, reset, a password change and deletion: the routes that hash).
+ * register, reset, a password change and deletion: the routes that hash). A provider's sign-in:
+ * its navigations (start, callback) have their own bound on open flows in identity, and its
+ * exchange, which starts a session, counts in the strict limit as login does.
  */
-const NO_PASSWORD = /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?)\/?$/;
+const NO_PASSWORD =
+  /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?|identities(?:\/[^/]+)?|providers|oidc\/[^/]+\/(?:start|callback))\/?$/;
 /** Logout's Bearer token, when sent, is checked here: one that is not ours is 401 before the hop. */
 const LOGOUT = /^\/api\/auth\/logout\/?$/;
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;

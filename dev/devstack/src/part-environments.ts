@@ -47,8 +47,9 @@ export function environments(options: SystemOptions, where: PartAddresses) {
       // Undefined unsets it: without smtpUrl, identity must not inherit ours (a test run's).
       SMTP_URL: options.smtpUrl || undefined,
       WEB_URL: webUrl,
-      // Where the API is reached from outside: an OpenID Connect provider sends the browser back there.
-      PUBLIC_URL: options.env?.PUBLIC_URL ?? `http://localhost:${where.gatewayPort}`,
+      // Where the API is reached from outside: an OpenID Connect provider sends the browser back
+      // there. On this machine, by its address: a browser may try "localhost" on IPv6 first.
+      PUBLIC_URL: options.env?.PUBLIC_URL ?? `http://127.0.0.1:${where.gatewayPort}`,
       // Deleting an account deletes its data in the other services.
       POSTS_URL: url('posts'),
       NOTES_URL: url('notes'),
