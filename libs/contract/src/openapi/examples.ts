@@ -41,6 +41,8 @@ export const TRY_IT: readonly (readonly [step: string, note?: string])[] = [
   ['POST /api/auth/login', 'a second session'],
   ['POST /api/auth/refresh', 'that session’s next pair'],
   ['GET /api/auth/me'],
+  ['GET /api/auth/providers', 'the providers one may sign in with (none unless OIDC_PROVIDERS names some)'],
+  ['GET /api/auth/identities', 'the providers linked to the account: none yet'],
   ['PATCH /api/auth/me'],
   ['GET /api/users'],
   ['GET /api/auth/sessions'],

@@ -15,6 +15,15 @@ const providerParameter = {
   example: 'dev',
 };
 
+/**
+ * Why an operation is not a step of the examples' sequence (examples.ts TRY_IT): it needs a browser
+ * that has signed in at a provider, which "Try it out" cannot be.
+ */
+const NOT_TRIED = {
+  'x-try-it':
+    'Not in the sequence of the introduction: it needs a browser signed in at an OpenID Connect provider (start, the provider’s page, the callback, then exchange).',
+};
+
 const LOCATION = {
   Location: { description: 'Where the browser goes next.', schema: { type: 'string', format: 'uri' } },
 };
@@ -25,6 +34,7 @@ function navigation(spec: Parameters<typeof operation>[0], redirect: { status: n
   const { [spec.ok.status]: _ok, ...failures } = built.responses;
   return {
     ...built,
+    ...NOT_TRIED,
     parameters: [providerParameter, ...(built.parameters ?? [])],
     responses: { [redirect.status]: response(redirect.description, undefined, LOCATION), ...failures },
   };
@@ -59,8 +69,19 @@ export const oidcPaths = {
         tag: 'auth',
         auth: 'none',
         query: [
-          { name: 'challenge', description: s.oidcStartQuerySchema.properties.challenge.description, required: true },
-          { name: 'redirect', description: s.oidcStartQuerySchema.properties.redirect.description, required: true },
+          {
+            name: 'challenge',
+            description: s.oidcStartQuerySchema.properties.challenge.description,
+            required: true,
+            // The challenge of the verifier `dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk` (RFC 7636, appendix B).
+            example: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          },
+          {
+            name: 'redirect',
+            description: s.oidcStartQuerySchema.properties.redirect.description,
+            required: true,
+            example: 'http://localhost:3000/',
+          },
         ],
         ok: { status: 302, description: 'To the provider.' },
         errors: ['BadRequest', 'NotFound'],
@@ -77,7 +98,12 @@ export const oidcPaths = {
         tag: 'auth',
         auth: 'none',
         query: [
-          { name: 'state', description: 'The sign-in’s state, as the provider sends it back.', required: true },
+          {
+            name: 'state',
+            description: 'The sign-in’s state, as the provider sends it back.',
+            required: true,
+            example: 'the state the provider sends back',
+          },
           { name: 'code', description: 'The provider’s authorization code.' },
         ],
         ok: { status: 303, description: 'Back to the client.' },
@@ -87,18 +113,21 @@ export const oidcPaths = {
     ),
   },
   '/api/auth/oidc/exchange': {
-    post: operation({
-      id: 'exchangeOidcCode',
-      summary: 'Trade a sign-in’s login code for a session',
-      description:
-        'The login code of the callback’s `#code=`, with the verifier whose challenge started the sign-in: answers as login does. The code is single-use and valid 60 s; a used, expired or unknown code, or a wrong verifier (which uses the code up), is 400.',
-      tag: 'auth',
-      refreshCookie: true,
-      auth: 'none',
-      body: ref('OidcExchange'),
-      example: { code: 'the code of #code=', verifier: 'the verifier whose challenge started the sign-in' },
-      ok: { status: 200, description: 'Signed in: a new session.', schema: SESSION },
-    }),
+    post: {
+      ...NOT_TRIED,
+      ...operation({
+        id: 'exchangeOidcCode',
+        summary: 'Trade a sign-in’s login code for a session',
+        description:
+          'The login code of the callback’s `#code=`, with the verifier whose challenge started the sign-in: answers as login does. The code is single-use and valid 60 s; a used, expired or unknown code, or a wrong verifier (which uses the code up), is 400.',
+        tag: 'auth',
+        refreshCookie: true,
+        auth: 'none',
+        body: ref('OidcExchange'),
+        example: { code: 'the code of #code=', verifier: 'the verifier whose challenge started the sign-in' },
+        ok: { status: 200, description: 'Signed in: a new session.', schema: SESSION },
+      }),
+    },
   },
   '/api/auth/identities': {
     get: operation({
@@ -110,16 +139,19 @@ export const oidcPaths = {
     }),
   },
   '/api/auth/identities/{id}': {
-    delete: operation({
-      id: 'unlinkIdentity',
-      summary: 'Unlink a provider from the caller’s account',
-      description:
-        '409 when it is the account’s last way to log in: no password and no other linked provider (a password reset sets one).',
-      tag: 'auth',
-      auth: 'required',
-      pathId: { description: 'The `_id` of a linked identity.', example: '64b7f0c2a1b2c3d4e5f60718' },
-      ok: { status: 204, description: 'Unlinked.' },
-      errors: ['Conflict'],
-    }),
+    delete: {
+      ...NOT_TRIED,
+      ...operation({
+        id: 'unlinkIdentity',
+        summary: 'Unlink a provider from the caller’s account',
+        description:
+          '409 when it is the account’s last way to log in: no password and no other linked provider (a password reset sets one).',
+        tag: 'auth',
+        auth: 'required',
+        pathId: { description: 'The `_id` of a linked identity.', example: '64b7f0c2a1b2c3d4e5f60718' },
+        ok: { status: 204, description: 'Unlinked.' },
+        errors: ['Conflict'],
+      }),
+    },
   },
 };
