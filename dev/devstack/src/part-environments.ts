@@ -49,7 +49,7 @@ export function environments(options: SystemOptions, where: PartAddresses) {
       WEB_URL: webUrl,
       // Where the API is reached from outside: an OpenID Connect provider sends the browser back
       // there. On this machine, by its address: a browser may try "localhost" on IPv6 first.
-      PUBLIC_URL: options.env?.PUBLIC_URL ?? `http://127.0.0.1:${where.gatewayPort}`,
+      PUBLIC_URL: options.env?.PUBLIC_URL ?? process.env.PUBLIC_URL ?? `http://127.0.0.1:${where.gatewayPort}`,
       // Deleting an account deletes its data in the other services.
       POSTS_URL: url('posts'),
       NOTES_URL: url('notes'),

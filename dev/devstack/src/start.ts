@@ -112,7 +112,9 @@ async function main(): Promise<void> {
     console.log(
       oidc
         ? `Sign-in (OIDC):   ${oidc.server.kind} at ${oidc.server.url} as provider dev (any name logs in)`
-        : `Sign-in (OIDC):   OIDC_PROVIDERS=${env.OIDC_PROVIDERS}`,
+        : env.OIDC_PROVIDERS !== undefined
+          ? `Sign-in (OIDC):   OIDC_PROVIDERS=${env.OIDC_PROVIDERS}`
+          : 'Sign-in (OIDC):   none (the dev provider is for a PUBLIC_URL on this machine)',
     );
     // In a child: the S3 client is big, and this process lives as long as the system does.
     const bucket = { endpoint: storage.url, ...storageSettings, corsOrigins: frontendOrigin.split(',') };
@@ -172,14 +174,19 @@ async function main(): Promise<void> {
  * The development OpenID Connect provider, `dev`, unless OIDC_PROVIDERS says which to use (empty:
  * none), and the settings that name it to identity. Any name logs in there and no address is ever
  * vouched for (dev/oidc-provider); identity refuses its loopback issuer unless PUBLIC_URL is on
- * loopback too. Its port stays the same from run to run (DEV_OIDC_PORT, 4010): the issuer is half
+ * loopback too, so with a PUBLIC_URL elsewhere it is not started. Its port stays the same from run to run (DEV_OIDC_PORT, 4010): the issuer is half
  * of an identity, and the accounts in .data/dev outlive a run.
  */
 async function devOidcProvider(env: NodeJS.ProcessEnv, dataDir: string, port: number) {
-  if (env.OIDC_PROVIDERS !== undefined) return undefined;
+  if (env.OIDC_PROVIDERS !== undefined || !onThisMachine(env.PUBLIC_URL)) return undefined;
   const secret = randomBytes(24).toString('hex');
   const clientId = 'content-service-dev';
-  const redirects = ['localhost', '127.0.0.1'].map((host) => `http://${host}:${port}/api/auth/oidc/dev/callback`);
+  // The gateway under either name, and PUBLIC_URL when it is set (identity refuses this provider
+  // unless PUBLIC_URL is on loopback too).
+  const origins = ['localhost', '127.0.0.1'].map((host) => `http://${host}:${port}`);
+  const redirects = [...origins, ...(env.PUBLIC_URL ? [env.PUBLIC_URL.replace(/\/+$/, '')] : [])].map(
+    (origin) => `${origin}/api/auth/oidc/dev/callback`,
+  );
   const server = await startOidcProvider({
     dataDir,
     mode: 'dev',
@@ -194,6 +201,13 @@ async function devOidcProvider(env: NodeJS.ProcessEnv, dataDir: string, port: nu
     OIDC_DEV_NAME: 'Dev',
   };
   return { server, settings };
+}
+
+/** Whether a PUBLIC_URL (unset: the gateway's own) is on loopback, as the dev provider must be. */
+function onThisMachine(publicUrl: string | undefined): boolean {
+  if (!publicUrl) return true;
+  const { hostname } = URL.parse(publicUrl) ?? { hostname: '' };
+  return ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
 }
 
 /**
