@@ -74,11 +74,14 @@ describe('starting a sign-in', () => {
     });
   });
 
-  it('when the redirect is on FRONTEND_ORIGIN, then the sign-in starts', async () => {
-    await h.http
+  it('when the redirect is on FRONTEND_ORIGIN, then the sign-in starts, with a redirect no one caches or is referred from', async () => {
+    const res = await h.http
       .get('/api/auth/oidc/test/start')
       .query({ redirect: 'http://localhost:5173/app', challenge: pkce().challenge })
       .expect(302);
+
+    expect(res.headers).toMatchObject({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    expect(res.text).toBe('');
   });
 
   it('when one address has 20 sign-ins open, then its next is 429 and another address still starts one', async () => {

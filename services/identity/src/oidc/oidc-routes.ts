@@ -99,10 +99,15 @@ export function oidcRoutes(
   return router;
 }
 
-/** A redirect with no body: Koa's "Redirecting to…" is for no one, and the document declares none. */
+/**
+ * A redirect with no body: Koa's "Redirecting to…" is for no one, and the document declares none.
+ * Never cached, and the page it leads to is not told this URL (its query holds a state, or the
+ * provider's code).
+ */
 function navigate(ctx: AppContext, status: 302 | 303, location: string): void {
   ctx.status = status;
   ctx.set('Location', location);
   ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
   ctx.body = '';
 }
