@@ -147,3 +147,20 @@ describe('deleting an account', () => {
     expect(await identitiesOf(again.token)).toHaveLength(1);
   });
 });
+
+describe('two unlinks at once', () => {
+  it('when the account’s last two identities are unlinked at the same moment, then it keeps at least one', async () => {
+    const email = uniqueEmail('oidc-race');
+    const session = await signIn(h, { name: uniqueName('a'), email, verified: true });
+    await signIn(h, { name: uniqueName('b'), email, verified: true });
+    const both = await identitiesOf(session.token);
+    expect(both).toHaveLength(2);
+
+    const answers = await Promise.all(
+      both.map(({ _id }) => h.http.delete(`/api/auth/identities/${_id}`).set(bearer(session.token))),
+    );
+
+    expect(answers.map((res) => res.status).sort()).toEqual(expect.arrayContaining([409]));
+    expect((await identitiesOf(session.token)).length).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -64,11 +64,18 @@ export function createIdentities(identities: IdentityModel, now = Date.now): Ide
 
     async unlink(userId, identityId, hasPassword) {
       const owner = toObjectId(userId);
-      const mine = await identities.find({ userId: owner }, { _id: 1 }).lean();
-      if (!mine.some(({ _id }) => _id.toHexString() === identityId))
-        throw new HttpError(404, oidcMessages.identityNotFound);
-      if (!hasPassword && mine.length <= 1) throw new HttpError(409, oidcMessages.lastWayToLogIn);
-      await identities.deleteOne({ _id: toObjectId(identityId), userId: owner });
+      const mine = await identities.find({ userId: owner }).lean();
+      const unlinked = mine.find(({ _id }) => _id.toHexString() === identityId);
+      if (!unlinked) throw new HttpError(404, oidcMessages.identityNotFound);
+      const last = () => new HttpError(409, oidcMessages.lastWayToLogIn);
+      if (!hasPassword && mine.length <= 1) throw last();
+      await identities.deleteOne({ _id: unlinked._id, userId: owner });
+      // Two unlinks at once (the account's last two identities) may both have counted two: the one
+      // that finds none left puts its identity back, so the account never ends with no way in.
+      if (!hasPassword && (await identities.countDocuments({ userId: owner })) === 0) {
+        await claimedByInsert(() => identities.create(unlinked));
+        throw last();
+      }
     },
 
     async forget(userId) {
