@@ -183,7 +183,8 @@ function claim(port: number): boolean {
   }
 }
 
-function canBind(port: number): Promise<boolean> {
+/** Whether `port` on loopback can be listened on now (no timeout: a busy event loop cannot fake an answer). */
+export function canBind(port: number): Promise<boolean> {
   return new Promise((resolveBound) => {
     const server = createServer();
     server.unref();

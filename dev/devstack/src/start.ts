@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv, promisify } from 'node:util';
 import { startOidcProvider } from './oidc-provider';
-import { REPO_ROOT } from './process';
+import { canBind, freePort, REPO_ROOT } from './process';
 import { ensureTools, type RunningServer, startMail, startMongo, startRedis, startStorage } from './servers';
 import { type SupervisedSystem, superviseOneProcess } from './supervisor';
 import { type RunningSystem, startSystem } from './system';
@@ -170,12 +170,15 @@ async function main(): Promise<void> {
   }
 }
 
+/** The dev provider's port, unless DEV_OIDC_PORT names another (or a second system holds it). */
+const DEV_OIDC_PORT = 4010;
+
 /**
  * The development OpenID Connect provider, `dev`, unless OIDC_PROVIDERS says which to use (empty:
  * none), and the settings that name it to identity. Any name logs in there and no address is ever
  * vouched for (dev/oidc-provider); identity refuses its loopback issuer unless PUBLIC_URL is on
- * loopback too, so with a PUBLIC_URL elsewhere it is not started. Its port stays the same from run to run (DEV_OIDC_PORT, 4010): the issuer is half
- * of an identity, and the accounts in .data/dev outlive a run.
+ * loopback too, so with a PUBLIC_URL elsewhere it is not started. Its port stays the same from run
+ * to run: the issuer is half of an identity, and the accounts in .data/dev outlive a run.
  */
 async function devOidcProvider(env: NodeJS.ProcessEnv, dataDir: string, port: number) {
   if (env.OIDC_PROVIDERS !== undefined || !onThisMachine(env.PUBLIC_URL)) return undefined;
@@ -187,10 +190,14 @@ async function devOidcProvider(env: NodeJS.ProcessEnv, dataDir: string, port: nu
   const redirects = [...origins, ...(env.PUBLIC_URL ? [env.PUBLIC_URL.replace(/\/+$/, '')] : [])].map(
     (origin) => `${origin}/api/auth/oidc/dev/callback`,
   );
+  // Another system on this machine (a second npm start) may hold the default port: then a free one,
+  // and the identities of that run are new ones.
+  const wanted = Number(env.DEV_OIDC_PORT ?? DEV_OIDC_PORT);
+  const taken = env.DEV_OIDC_PORT === undefined && !(await canBind(wanted));
   const server = await startOidcProvider({
     dataDir,
     mode: 'dev',
-    port: Number(env.DEV_OIDC_PORT ?? 4010),
+    port: taken ? await freePort() : wanted,
     clients: [{ client_id: clientId, client_secret: secret, redirect_uris: redirects }],
   });
   const settings = {
