@@ -239,67 +239,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/auth/providers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the providers one may sign in with
-         * @description The providers configured (OIDC_PROVIDERS) whose discovery answered: a provider that cannot be reached is left out until it answers. Each with the `id` of its paths and the `name` of its button.
-         */
-        get: operations["listProviders"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/auth/oidc/{provider}/start": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Start a sign-in with a provider (a navigation)
-         * @description Open in the browser, as a full page (never a popup): redirects to the provider, with authorization code, PKCE (S256), `state` and `nonce`. `challenge` is the base64url SHA-256 of a random verifier the client keeps, for `exchange`; it binds the sign-in to the client that started it. `redirect` must be on FRONTEND_ORIGIN or WEB_URL (400 otherwise). 404 for an unknown provider, 503 for one that cannot be reached, 429 past the open sign-ins one address (20) or everyone may have. A sign-in must end within 10 minutes.
-         */
-        get: operations["startOidcSignIn"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/auth/oidc/{provider}/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Where the provider sends the browser back (a navigation)
-         * @description The provider's redirect URI: `<PUBLIC_URL>/api/auth/oidc/{provider}/callback`. Takes the sign-in of `state` once, trades the provider's code, checks the ID token (signature, iss, aud, nonce, expiry), finds or makes the account, and answers 303 to the sign-in's `redirect` with `#code=<login code>` or `#error=<reason>`, one of access_denied, provider_error, email_missing, email_in_use. An unknown, expired or already completed `state` has nowhere to go back to: 400.
-         */
-        get: operations["oidcCallback"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/auth/oidc/exchange": {
+    "/api/auth/email-verification": {
         parameters: {
             query?: never;
             header?: never;
@@ -309,34 +249,17 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Trade a sign-in’s login code for a session
-         * @description The login code of the callback’s `#code=`, with the verifier whose challenge started the sign-in: answers as login does. The code is single-use and valid 60 s; a used, expired or unknown code, or a wrong verifier (which uses the code up), is 400.
+         * E-mail a link that verifies the account’s address
+         * @description Registration sends the first link. One mail a minute per account: within it, 429 with Retry-After. 409 when the address is verified already; 503 when the server sends no e-mail. A new link makes the one before stop working. The link opens the web client (`#/verify-email?token=…`, `#/confirm-email-change?token=…`), which asks the person to press Confirm: opening a link uses nothing up, so a mail scanner that opens it first changes nothing.
          */
-        post: operations["exchangeOidcCode"];
+        post: operations["requestEmailVerification"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/auth/identities": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List the providers linked to the caller’s account */
-        get: operations["listIdentities"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/auth/identities/{id}": {
+    "/api/auth/email-verification/confirm": {
         parameters: {
             query?: never;
             header?: never;
@@ -345,12 +268,52 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post?: never;
         /**
-         * Unlink a provider from the caller’s account
-         * @description 409 when it is the account’s last way to log in: no password and no other linked provider (a password reset sets one).
+         * Verify the address with the token from the e-mail
+         * @description No login needed: the link may be opened on another device. A token works once, for 24 hours (EMAIL_TOKEN_TTL), until a newer one is sent, and only while the address it was sent to is still the account’s; any other is 400 with one message.
          */
-        delete: operations["unlinkIdentity"];
+        post: operations["confirmEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to move the account to a new address
+         * @description Checks the current password (a wrong one is 401, as a password change answers; an account without a password proves itself by a sign-in less than 5 minutes old). Mails a link to the new address and a notice, with no link, to the old one. The answer is the same whether or not the new address has an account: one that has gets a notice instead of the link. 400 for the account’s own address; one request a minute per account (429); 503 when the server sends no e-mail. The link opens the web client (`#/verify-email?token=…`, `#/confirm-email-change?token=…`), which asks the person to press Confirm: opening a link uses nothing up, so a mail scanner that opens it first changes nothing.
+         */
+        post: operations["requestEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-change/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the account to the new address, with the token from the e-mail
+         * @description No login needed. The account’s address becomes the new one, verified; login takes the new address only; every password-reset and verification link sent before stops working; every session ends but the one of the request’s own access token, when it sends one of the account’s. A token works once, for 24 hours, until a newer change is asked for; any other is 400. 409 when the new address got an account meanwhile.
+         */
+        post: operations["confirmEmailChange"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -772,6 +735,21 @@ export interface components {
         Accepted: {
             message: string;
         };
+        EmailToken: {
+            /** @description The token from the e-mail’s link (its `token` query parameter). */
+            token: string;
+        };
+        EmailChange: {
+            /** @description The address to move the account to: trimmed and lowercased, at most 254 characters, as register's. */
+            newEmail: string;
+            /** @description The account’s current password. An account without one (made by a provider’s sign-in) sends any string, and proves itself by a sign-in less than 5 minutes old. */
+            password: string;
+        };
+        VerifiedAddress: {
+            email: string;
+            /** @constant */
+            emailVerified: true;
+        };
         CreatePost: {
             title: string;
             body: string;
@@ -1044,36 +1022,6 @@ export interface components {
                 [key: string]: string;
             };
         };
-        OidcProviderList: {
-            /** @description The `{provider}` of the paths. */
-            id: string;
-            /** @description What a sign-in button says. */
-            name: string;
-        }[];
-        OidcExchange: {
-            /** @description The login code of the callback’s `#code=`: single use, valid 60 s. */
-            code: string;
-            /** @description The verifier whose challenge started the flow. */
-            verifier: string;
-        };
-        LinkedIdentity: {
-            /** @description The `{id}` that unlinks it. */
-            _id: string;
-            provider: string;
-            /** @description The address the provider gave when it was linked, if any. */
-            email: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        LinkedIdentityList: {
-            /** @description The `{id}` that unlinks it. */
-            _id: string;
-            provider: string;
-            /** @description The address the provider gave when it was linked, if any. */
-            email: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        }[];
     };
     responses: {
         /** @description The request is malformed or breaks a rule. */
@@ -1751,7 +1699,7 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
-    listProviders: {
+    requestEmailVerification: {
         parameters: {
             query?: never;
             header?: never;
@@ -1760,15 +1708,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The usable providers. */
-            200: {
+            /** @description A link is on its way. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OidcProviderList"];
+                    "application/json": components["schemas"]["Accepted"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];
@@ -1776,98 +1726,10 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
-    startOidcSignIn: {
-        parameters: {
-            query: {
-                /**
-                 * @description The base64url SHA-256 of a random verifier the client keeps (PKCE S256), 43 characters.
-                 * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
-                 */
-                challenge: string;
-                /**
-                 * @description Where the browser is sent at the end, with `#code=` or `#error=`: a page on FRONTEND_ORIGIN or WEB_URL.
-                 * @example http://localhost:3000/
-                 */
-                redirect: string;
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description A provider’s `id` from `GET /api/auth/providers`; any other is 404.
-                 * @example dev
-                 */
-                provider: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the provider’s sign-in page. */
-            302: {
-                headers: {
-                    /** @description Where the browser goes next. */
-                    Location?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    oidcCallback: {
-        parameters: {
-            query: {
-                /**
-                 * @description The sign-in’s state, as the provider sends it back.
-                 * @example the state the provider sends back
-                 */
-                state: string;
-                /** @description The provider’s authorization code. */
-                code?: string;
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description A provider’s `id` from `GET /api/auth/providers`; any other is 404.
-                 * @example dev
-                 */
-                provider: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description To the sign-in’s redirect, with `#code=` or `#error=`. */
-            303: {
-                headers: {
-                    /** @description Where the browser goes next. */
-                    Location?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["ServerError"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["Unavailable"];
-            504: components["responses"]["GatewayTimeout"];
-        };
-    };
-    exchangeOidcCode: {
+    confirmEmailVerification: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
-                "X-Refresh-Token"?: "cookie";
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1875,25 +1737,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "the code of #code=",
-                 *       "verifier": "the verifier whose challenge started the sign-in"
+                 *       "token": "<verificationToken>"
                  *     }
                  */
-                "application/json": components["schemas"]["OidcExchange"];
+                "application/json": components["schemas"]["EmailToken"];
             };
         };
         responses: {
-            /** @description Signed in: a new session. */
+            /** @description The address is verified. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
+                    "application/json": components["schemas"]["VerifiedAddress"];
                 };
             };
             400: components["responses"]["BadRequest"];
-            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1903,25 +1763,38 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
-    listIdentities: {
+    requestEmailChange: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "newEmail": "ada.lovelace@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailChange"];
+            };
+        };
         responses: {
-            /** @description The linked identities, oldest first. */
-            200: {
+            /** @description Accepted. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LinkedIdentityList"];
+                    "application/json": components["schemas"]["Accepted"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];
@@ -1929,32 +1802,37 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
-    unlinkIdentity: {
+    confirmEmailChange: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The `_id` of a linked identity.
-                 * @example 64b7f0c2a1b2c3d4e5f60718
-                 */
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "<emailChangeToken>"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailToken"];
+            };
+        };
         responses: {
-            /** @description Unlinked. */
-            204: {
+            /** @description The address is changed, and verified. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["VerifiedAddress"];
+                };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];

@@ -4,6 +4,7 @@
  * at /openapi.json; the test suites check every response they receive against it.
  */
 import { authPaths } from './openapi/auth';
+import { emailPaths, emailSchemas } from './openapi/email';
 import { TRY_IT_DESCRIPTION } from './openapi/examples';
 import { filesPaths } from './openapi/files';
 import { healthPaths } from './openapi/health';
@@ -45,6 +46,7 @@ export const openApiDocument = {
   paths: {
     ...authPaths,
     ...oidcPaths,
+    ...emailPaths,
     ...postsPaths,
     ...notesPaths,
     ...filesPaths,
@@ -68,6 +70,7 @@ export const openApiDocument = {
       PasswordResetRequest: s.passwordResetRequestSchema,
       PasswordResetConfirm: s.passwordResetConfirmSchema,
       Accepted: s.acceptedSchema,
+      ...emailSchemas,
       CreatePost: s.createPostSchema,
       UpdatePost: s.updatePostSchema,
       PostTags: s.postTagsSchema,

@@ -21,6 +21,7 @@
  */
 
 export * from './schemas/accounts';
+export * from './schemas/email';
 export * from './schemas/errors';
 export * from './schemas/files';
 export * from './schemas/health';

@@ -7,9 +7,20 @@
  * other gets a duplicate key (code 11000 on both servers) and knows the key is taken.
  */
 
-/** A write refused by a unique index (MongoDB and FerretDB both answer code 11000). */
+/**
+ * What FerretDB v1 answers for an update refused by a unique index: no 11000 but an internal error
+ * (code 1) carrying its backend's refusal, PostgreSQL's SQLSTATE 23505 or SQLite's own words.
+ */
+const FERRETDB_UPDATE_DUPLICATE = /SQLSTATE 23505|UNIQUE constraint failed/;
+
+/**
+ * A write refused by a unique index: an insert on MongoDB or FerretDB (code 11000), an update on
+ * MongoDB (11000) or on FerretDB (above).
+ */
 export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, errmsg } = err as { code?: unknown; errmsg?: unknown };
+  return code === 11000 || (code === 1 && typeof errmsg === 'string' && FERRETDB_UPDATE_DUPLICATE.test(errmsg));
 }
 
 /** Whether an unordered insert of several documents failed only on documents that were there already. */

@@ -11,6 +11,9 @@ import { createPasswordStore } from './accounts/password-store';
 import { createProfiles } from './accounts/profiles';
 import type { Config } from './config';
 import { createAccountDeletions } from './deletions/account-deletions';
+import { createEmailChanges } from './email/email-change';
+import { emailRoutes, emailVerifiedRoute } from './email/email-routes';
+import { createEmailVerifications } from './email/email-verification';
 import { createKnownClients } from './login-defence/known-clients';
 import { createLoginThrottle } from './login-defence/login-throttle';
 import { createOidc } from './oidc/oidc';
@@ -34,6 +37,8 @@ export interface Deps {
     | 'JWT_EXPIRES_IN'
     | 'BCRYPT_COST'
     | 'PASSWORD_RESET_TTL'
+    | 'EMAIL_TOKEN_TTL'
+    | 'EMAIL_RESEND_INTERVAL'
     | 'WEB_URL'
     | 'POSTS_URL'
     | 'NOTES_URL'
@@ -105,12 +110,22 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
     bcryptCost: config.BCRYPT_COST,
     logger,
   });
+  const mail = { connection, users, mailer, logger, webUrl: config.WEB_URL };
+  const emailLinks = { ttlMs: config.EMAIL_TOKEN_TTL, paceMs: config.EMAIL_RESEND_INTERVAL };
+  const verifications = createEmailVerifications({ ...mail, ...emailLinks });
   const deletions = createAccountDeletions({
     connection,
     users,
-    // What identity keeps of a user besides the account: its reset, its sessions, its identities at providers.
+    // What identity keeps of a user besides the account: its reset and e-mail links, its sessions,
+    // its identities at providers.
     forget: async (userId) => {
-      await Promise.all([resets.forget(userId), sessions.forgetAll(userId), oidc.forget(userId)]);
+      await Promise.all([
+        resets.forget(userId),
+        sessions.forgetAll(userId),
+        verifications.forget(userId),
+        changes.forget(userId),
+        oidc.forget(userId),
+      ]);
     },
     owners: { posts: config.POSTS_URL, notes: config.NOTES_URL, files: config.FILES_URL },
     fetch: reach.fetch,
@@ -127,6 +142,15 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
     passwords,
     retireResets: resets.retire,
   });
+  const changes = createEmailChanges({
+    ...mail,
+    ...emailLinks,
+    accounts,
+    sessions,
+    forgetLinks: async (userId) => {
+      await Promise.all([resets.forget(userId), verifications.forget(userId)]);
+    },
+  });
   const profiles = createProfiles(users);
   // Device tokens' key comes from JWT_SECRET; their cookie is Secure when the web client is served over HTTPS.
   const known = createKnownClients({ secret: config.JWT_SECRET, secure: config.WEB_URL.startsWith('https:') });
@@ -141,7 +165,7 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
     logger,
     routers: [
       authRoutes(
-        { accounts, resets, sessions, profiles },
+        { accounts, resets, sessions, profiles, verifications },
         {
           tokens: verifier,
           bcrypt: passwordWork,
@@ -149,6 +173,8 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
           cookies,
         },
       ),
+      emailRoutes({ verifications, changes }, { tokens: verifier, bcrypt: passwordWork, known }),
+      emailVerifiedRoute(verifications, config.JWT_SECRET),
       revocationRoutes(revocations),
       userRoutes(profiles),
       oidcRoutes(oidc.routes, { tokens: verifier, cookies }),
@@ -158,7 +184,7 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
   });
   /** Starts following the revocation log; until the first read, protected routes answer 503. */
   const followLog = () => followRevocations(revoked, revocations.after, { logger });
-  return { app, throttle, resets, deletions, turns, passwordWork, followLog, sessions, oidc };
+  return { app, throttle, resets, verifications, changes, deletions, turns, passwordWork, followLog, sessions, oidc };
 }
 
 /**

@@ -20,6 +20,13 @@ export const configSpec = {
   MAIL_FROM: env.string('Content Service <no-reply@content-service.invalid>'),
   /** How long a password-reset link works. */
   PASSWORD_RESET_TTL: env.durationMs('30m'),
+  /** How long a link to verify an address, or to confirm a change of address, works (email/). */
+  EMAIL_TOKEN_TTL: env.durationMs('24h'),
+  /**
+   * How long an account waits between two mails of one kind (a verification link, an address
+   * change's mails), counted from the last one; 0: no wait (the auth rate limit still bounds them).
+   */
+  EMAIL_RESEND_INTERVAL: env.durationMs('1m', { allowZero: true }),
   /** The web client's public address: reset e-mails link to its "Set a new password" screen. */
   WEB_URL: env.url('http://localhost:3000'),
   /** The services that own an account's data, told when it is deleted. */

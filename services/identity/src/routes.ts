@@ -13,22 +13,22 @@ import {
 } from '@cs/contract';
 import { HttpError } from '@cs/errors';
 import {
-  type AppContext,
   type AppState,
   type Bulkhead,
   bodyOf,
-  clientAddressOf,
   failureMessage,
   requireAuth,
   validateBody,
   validateParam,
 } from '@cs/koa';
 import Router from '@koa/router';
-import type { Accounts, Client, Proof } from './accounts/accounts';
+import type { Accounts } from './accounts/accounts';
 import { messages, normalizeEmail, toCredentials } from './accounts/credentials';
 import { type Profiles, toDisplayName, toUserIds } from './accounts/profiles';
+import type { EmailVerifications } from './email/email-verification';
 import type { KnownClients } from './login-defence/known-clients';
 import type { PasswordResets } from './password-reset/password-reset';
+import { proofOf, requestClients } from './request-client';
 import type { RefreshCookies } from './sessions/refresh-cookie';
 import { type Sessions, sessionMessages } from './sessions/sessions';
 
@@ -39,7 +39,14 @@ export function authRoutes(
     resets,
     sessions,
     profiles,
-  }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions; profiles: Profiles },
+    verifications,
+  }: {
+    accounts: Accounts;
+    resets: PasswordResets;
+    sessions: Sessions;
+    profiles: Profiles;
+    verifications: Pick<EmailVerifications, 'welcome'>;
+  },
   {
     tokens,
     bcrypt,
@@ -50,25 +57,7 @@ export function authRoutes(
   const router = new Router<AppState>({ prefix: '/api/auth' });
   const authenticated = requireAuth(tokens);
   const strings = <K extends string>(ctx: { request: unknown }) => bodyOf(ctx) as Record<K, string>;
-  const clientOf = (ctx: AppContext): Client => {
-    const address = clientAddressOf(ctx);
-    return {
-      address,
-      userAgent: ctx.get('user-agent') || undefined,
-      // Every route that hashes or compares a password runs that work, and the lookups before it,
-      // in its client's turn: after its body's checks, before any lookup, and not the writes after.
-      // A trusted device's login takes the priority line in its account's turn (known-clients.ts).
-      passwordTurn: (work, { trustedFor } = {}) =>
-        trustedFor === undefined
-          ? bcrypt.run(address, work, { priority: known.has(address) })
-          : bcrypt.run(`account ${trustedFor}`, work, { priority: true }),
-    };
-  };
-  /** The password a route was given, and the caller's token's second: its proof of ownership (accounts.ts). */
-  const proofOf = (ctx: AppContext, password: string): Proof => ({
-    password,
-    issuedAt: tokens.signedToken(ctx.headers.authorization).issuedAt,
-  });
+  const clientOf = requestClients({ bcrypt, known });
   // Cookie mode's checks come before any route's work (refresh-cookie.ts).
   router.use(cookies.checks());
   router.param('id', validateParam(objectIdParamSchema));
@@ -83,6 +72,9 @@ export function authRoutes(
       cookies.answer(ctx, await accounts.register(credentials, clientOf(ctx), toDisplayName(body.displayName)));
       known.loggedIn(ctx, credentials.email);
       ctx.status = 201;
+      // The first verification link goes once the answer is out (none without SMTP), and goes
+      // even if the client left meanwhile: the account exists.
+      ctx.res.once('close', () => verifications.welcome(credentials.email));
     },
   );
 
@@ -154,7 +146,7 @@ export function authRoutes(
     async (ctx) => {
       const { currentPassword, newPassword } = strings<'currentPassword' | 'newPassword'>(ctx);
       const userId = ctx.state.userId as string;
-      const proof = proofOf(ctx, currentPassword);
+      const proof = proofOf(tokens, ctx, currentPassword);
       cookies.answer(ctx, await accounts.changePassword(userId, { proof, newPassword }, clientOf(ctx)));
     },
   );
@@ -166,7 +158,7 @@ export function authRoutes(
     failureMessage(messages.accountDeletionFailed),
     async (ctx) => {
       const { password } = strings<'password'>(ctx);
-      await accounts.deleteAccount(ctx.state.userId as string, proofOf(ctx, password), clientOf(ctx));
+      await accounts.deleteAccount(ctx.state.userId as string, proofOf(tokens, ctx, password), clientOf(ctx));
       ctx.status = 204;
     },
   );

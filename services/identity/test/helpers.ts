@@ -18,6 +18,8 @@ export const TEST_CONFIG = {
   /** One password piece at once per core, as in production. */
   BCRYPT_CONCURRENCY: 0,
   PASSWORD_RESET_TTL: 30 * 60_000,
+  EMAIL_TOKEN_TTL: 24 * 3600_000,
+  EMAIL_RESEND_INTERVAL: 60_000,
   WEB_URL: 'http://localhost:3000',
   POSTS_URL: NOWHERE,
   NOTES_URL: NOWHERE,

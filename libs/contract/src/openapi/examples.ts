@@ -17,6 +17,9 @@ export const PLACEHOLDERS = {
   noteId: 'the `_id` that `POST /api/notes` answered',
   uploadId: 'the `uploadId` that `POST /api/multipart-uploads` answered',
   resetToken: 'the `token` in the link of the e-mail that `POST /api/auth/password-reset` sent',
+  verificationToken:
+    'the `token` in the link of the newest e-mail that verifies the address (register sends the first)',
+  emailChangeToken: 'the `token` in the link of the e-mail that `POST /api/auth/email-change` sent to the new address',
 } as const;
 
 export const slot = (name: keyof typeof PLACEHOLDERS) => `<${name}>`;
