@@ -80,6 +80,7 @@ describe('registration', () => {
 describe('POST /api/auth/email-verification', () => {
   it('when an unverified account asks, then 202, and a link is mailed that the confirmation accepts', async () => {
     const { email, token } = await registered(h, 'ask');
+    await linkSentTo(email); // registration's, before the one asked for
     const since = new Date();
 
     const res = await h.http.post('/api/auth/email-verification').set(bearer(token));
@@ -132,7 +133,8 @@ describe('POST /api/auth/email-verification', () => {
 
 describe('POST /api/auth/email-verification/confirm', () => {
   it('when the token is malformed or unknown, then 400 with one message', async () => {
-    const { userId } = await registered(h, 'unknown');
+    const { email, userId } = await registered(h, 'unknown');
+    await linkSentTo(email); // the account has a live link: a wrong secret for it is refused too
     for (const token of ['nonsense', `${userId}.${'A'.repeat(43)}`, `${'0'.repeat(24)}.${'A'.repeat(43)}`]) {
       const res = await confirm(token);
       expect({ token, status: res.status, body: res.body }).toEqual({ token, status: 400, body: INVALID });

@@ -12,6 +12,7 @@ import {
   type Bulkhead,
   bodyOf,
   failureMessage,
+  noBody,
   requireAuth,
   requireInternalCaller,
   validateBody,
@@ -47,11 +48,17 @@ export function emailRoutes(
     }
   };
 
-  router.post('/email-verification', authenticated, failureMessage(emailMessages.verificationFailed), async (ctx) => {
-    await verifications.request(ctx.state.userId as string);
-    ctx.status = 202;
-    ctx.body = { message: emailMessages.verificationSent };
-  });
+  router.post(
+    '/email-verification',
+    authenticated,
+    noBody(),
+    failureMessage(emailMessages.verificationFailed),
+    async (ctx) => {
+      await verifications.request(ctx.state.userId as string);
+      ctx.status = 202;
+      ctx.body = { message: emailMessages.verificationSent };
+    },
+  );
 
   router.post(
     '/email-verification/confirm',
