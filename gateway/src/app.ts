@@ -21,6 +21,7 @@ import type { UpstreamProxy } from './upstream/forwarding';
 import { readBody } from './upstream/request-body';
 import { transportTo } from './upstream/transport';
 import { createUpstreamProxy } from './upstream/upstream-proxy';
+import { verifiedEmailGate } from './verified-email';
 import { webClient } from './web';
 
 /** The methods the API uses (and CORS preflights); anything else is 405 before any hop. */
@@ -84,6 +85,15 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     auth: limiter('auth', config.AUTH_RATE_LIMIT, config.RATE_WINDOW, sharedLimits?.store('auth', 'fail-closed')),
     default: limiter('default', config.RATE_LIMIT, config.RATE_WINDOW, sharedLimits?.store('default', 'fail-open')),
   };
+  const verifiedEmail = config.REQUIRE_VERIFIED_EMAIL
+    ? verifiedEmailGate({
+        identityUrl: config.IDENTITY_URL,
+        secret: config.JWT_SECRET,
+        fetch: reach.fetch,
+        tokens,
+        logger,
+      })
+    : undefined;
   const origins = config.FRONTEND_ORIGIN.length > 0 ? [...config.FRONTEND_ORIGIN] : [`http://localhost:${config.PORT}`];
 
   const app = express();
@@ -154,6 +164,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
   app.use(async function forward(req: Request, res: Response) {
     const found = res.locals.route as Route;
     if (!(await authGuard(found.auth, tokens, req, res))) return;
+    if (verifiedEmail && !(await verifiedEmail(found, req, res))) return;
     // Who is calling, as `trust proxy` resolves it: identity throttles failed logins by it.
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
     const read = await readBody(req, config.BODY_LIMIT_BYTES);

@@ -56,6 +56,12 @@ export const configSpec = {
    * attacker time them. The benchmark turns it on to split a request's time.
    */
   SERVER_TIMING: env.bool(false),
+  /**
+   * Whether a write to posts, notes or files needs a verified e-mail address: off, an unverified
+   * account writes as ever; on, it can log in and read, and every such write is 403 until it
+   * verifies (verified-email.ts asks identity, and remembers who is verified).
+   */
+  REQUIRE_VERIFIED_EMAIL: env.bool(false),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

@@ -26,7 +26,8 @@ function under(path: string, prefix: string): boolean {
 }
 
 /** Account routes that act on the caller's own account or sessions; the rest of /api/auth is public. */
-const OWN_ACCOUNT = /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?|identities(?:\/[^/]+)?)\/?$/;
+const OWN_ACCOUNT =
+  /^\/api\/auth\/(?:password|account|me|sessions(?:\/[^/]+)?|identities(?:\/[^/]+)?|email-verification|email-change)\/?$/;
 /**
  * The /api/auth routes that check no password: on the default limit, so that an office behind one
  * address, refreshing every hour, is not locked out by the strict one (which stays on login,

@@ -4,7 +4,7 @@
  * at /openapi.json; the test suites check every response they receive against it.
  */
 import { authPaths } from './openapi/auth';
-import { emailPaths, emailSchemas } from './openapi/email';
+import { emailPaths, emailResponses, emailSchemas, withVerifiedEmailRule } from './openapi/email';
 import { TRY_IT_DESCRIPTION } from './openapi/examples';
 import { filesPaths } from './openapi/files';
 import { healthPaths } from './openapi/health';
@@ -43,7 +43,7 @@ export const openApiDocument = {
     },
     { name: 'health', description: 'Liveness and readiness.' },
   ],
-  paths: {
+  paths: withVerifiedEmailRule({
     ...authPaths,
     ...oidcPaths,
     ...emailPaths,
@@ -52,7 +52,7 @@ export const openApiDocument = {
     ...filesPaths,
     ...realtimePaths,
     ...healthPaths,
-  },
+  }),
   components: {
     securitySchemes: {
       bearerAuth: {
@@ -105,6 +105,6 @@ export const openApiDocument = {
       Readiness: s.readinessSchema,
       ...oidcSchemas,
     },
-    responses: errorResponses,
+    responses: { ...errorResponses, ...emailResponses },
   },
 } as const;

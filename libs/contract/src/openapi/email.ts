@@ -2,7 +2,7 @@
 import * as s from '../schemas';
 import { EXAMPLE_PASSWORD, slot } from './examples';
 import { operation } from './operation';
-import { ref } from './responses';
+import { failure, ref } from './responses';
 
 /** The address the examples' account moves to (and verifies) in the sequence of TRY_IT. */
 export const EXAMPLE_NEW_EMAIL = 'ada.lovelace@example.com';
@@ -12,6 +12,39 @@ export const emailSchemas = {
   EmailChange: s.emailChangeSchema,
   VerifiedAddress: s.verifiedAddressSchema,
 };
+
+export const emailResponses = {
+  VerifyEmailFirst: failure(
+    'A write by an account whose e-mail address is not verified, when the server requires verified addresses (REQUIRE_VERIFIED_EMAIL; off by default).',
+    s.emailRequestMessages.verifyEmailFirst,
+  ),
+};
+
+const GATED_TAGS = new Set(['posts', 'notes', 'files']);
+const WRITES = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The document's paths, each protected write to posts, notes or files declaring the 403 of
+ * REQUIRE_VERIFIED_EMAIL (the gateway's verified-email.ts refuses exactly those). Integer keys keep
+ * the responses in the order of their statuses.
+ */
+export function withVerifiedEmailRule<P extends Record<string, Record<string, unknown>>>(paths: P): P {
+  const gated = (method: string, op: { tags?: readonly string[]; security?: readonly unknown[] }) =>
+    WRITES.has(method) && (op.security?.length ?? 0) > 0 && op.tags?.some((tag) => GATED_TAGS.has(tag)) === true;
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([method, op]) => {
+          const operation = op as { tags?: string[]; security?: unknown[]; responses: Record<string, unknown> };
+          if (!gated(method, operation)) return [method, op];
+          const forbidden = { $ref: '#/components/responses/VerifyEmailFirst' };
+          return [method, { ...operation, responses: { ...operation.responses, 403: forbidden } }];
+        }),
+      ),
+    ]),
+  ) as P;
+}
 
 const LINKS =
   'The link opens the web client (`#/verify-email?token=…`, `#/confirm-email-change?token=…`), which asks the person to press Confirm: opening a link uses nothing up, so a mail scanner that opens it first changes nothing.';
