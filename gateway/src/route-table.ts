@@ -37,6 +37,11 @@ const OWN_ACCOUNT =
  */
 const NO_PASSWORD =
   /^\/api\/auth\/(?:refresh|logout|me|sessions(?:\/[^/]+)?|identities(?:\/[^/]+)?|providers|oidc\/[^/]+\/(?:start|callback))\/?$/;
+/**
+ * A confirmation of an e-mail change needs no login (the link may be opened on another device);
+ * a token, when sent, must be valid: its session is the one the change keeps.
+ */
+const TOKEN_KEEPS_SESSION = /^\/api\/auth\/email-change\/confirm\/?$/;
 /** Logout's Bearer token, when sent, is checked here: one that is not ours is 401 before the hop. */
 const LOGOUT = /^\/api\/auth\/logout\/?$/;
 const ATTACHMENT = /^(?:\/api)?\/notes\/[^/]+\/attachment\/?$/;
@@ -54,7 +59,15 @@ function postsAuth(method: string, path: string): AuthRule {
 export function resolveRoute(method: string, path: string): Route | undefined {
   if (under(path, '/api/auth')) {
     const auth =
-      method === 'OPTIONS' ? 'none' : OWN_ACCOUNT.test(path) ? 'required' : LOGOUT.test(path) ? 'signed' : 'none';
+      method === 'OPTIONS'
+        ? 'none'
+        : OWN_ACCOUNT.test(path)
+          ? 'required'
+          : LOGOUT.test(path)
+            ? 'signed'
+            : TOKEN_KEEPS_SESSION.test(path)
+              ? 'optional'
+              : 'none';
     return { upstream: 'identity', auth, limit: NO_PASSWORD.test(path) ? 'default' : 'auth' };
   }
   // Display names, public: on the default limit, since a page of posts asks for its authors'.

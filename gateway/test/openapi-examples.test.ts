@@ -8,7 +8,7 @@
  */
 import { createConformanceChecker, type openApiDocument } from '@cs/contract';
 import type { RunningSystem } from '@cs/devstack';
-import { startTestSystem, waitForMail } from '@cs/testkit';
+import { eventually, startTestSystem, waitForMail } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 interface Parameter {
@@ -54,7 +54,8 @@ let doc: ApiDocument;
 
 beforeAll(async () => {
   // Four logins, a register and a reset in a minute: more than the auth rate limit lets one address do.
-  system = await startTestSystem({ env: { AUTH_RATE_LIMIT: '0' } });
+  // And a verification link asked for within a minute of register's: more than the pace of mails.
+  system = await startTestSystem({ env: { AUTH_RATE_LIMIT: '0', EMAIL_RESEND_INTERVAL: '0s' } });
   doc = (await (await fetch(`${system.gatewayUrl}/openapi.json`)).json()) as ApiDocument;
 }, 60_000);
 afterAll(async () => {
@@ -124,12 +125,39 @@ function linksOf(operationId: string, body: Answer, sent: Record<string, unknown
   return [];
 }
 
-/** The reset token in the link of the newest e-mail to `email` since `since`. */
-async function resetTokenSentTo(email: string, since: Date): Promise<string> {
-  const mail = await waitForMail(email, { since });
-  const token = /[?&]token=([^&\s]+)/.exec(mail.text)?.[1];
-  if (!token) throw new Error(`no reset link in the e-mail: ${mail.text}`);
-  return decodeURIComponent(token);
+interface Mailed {
+  /** The placeholder the link's token fills. */
+  placeholder: string;
+  /** The web client's page the link opens. */
+  page: string;
+  /** Where it goes: the request's body says, or it is the account's address, as register's body gave it. */
+  to: (body: Answer, account: string) => string;
+}
+
+/** The operations that mail a link (register sends the first verification link). */
+const MAILED: Record<string, Mailed> = {
+  register: { placeholder: 'verificationToken', page: 'verify-email', to: (body) => String(body.email) },
+  requestPasswordReset: { placeholder: 'resetToken', page: 'reset-password', to: (body) => String(body.email) },
+  requestEmailVerification: { placeholder: 'verificationToken', page: 'verify-email', to: (_, account) => account },
+  requestEmailChange: {
+    placeholder: 'emailChangeToken',
+    page: 'confirm-email-change',
+    to: (body) => String(body.newEmail),
+  },
+};
+
+/**
+ * The token of the newest link to `page` mailed to `to` since `since`, once it is not `before`: the
+ * steps run faster than mail arrives, so for a moment the newest may be another step's mail.
+ */
+async function tokenSentTo(to: string, page: string, since: Date, before: string | undefined): Promise<string> {
+  const link = new RegExp(`#/${page}\\?token=([^&\\s]+)`);
+  const token = await eventually(
+    `a new link to #/${page} mailed to ${to}`,
+    async () => link.exec((await waitForMail(to, { since })).text)?.[1],
+    (found) => found !== undefined && found !== before,
+  );
+  return decodeURIComponent(token ?? '');
 }
 
 describe('the examples of the API document, tried in the order its introduction gives', () => {
@@ -175,6 +203,8 @@ describe('the examples of the API document, tried in the order its introduction 
     const checker = createConformanceChecker(doc as unknown as typeof openApiDocument);
     const known = new Map<string, string>();
     let links: Link[] = [];
+    /** The account's address, as register's body gave it: where its verification links go. */
+    let account = '';
 
     for (const step of stepsOf(doc)) {
       if (step.target === '<url>') {
@@ -249,8 +279,11 @@ describe('the examples of the API document, tried in the order its introduction 
       expect({ step: step.label, violations }).toEqual({ step: step.label, violations: [] });
 
       for (const [name, value] of Object.entries(FILLS[op.operationId]?.(answer) ?? {})) known.set(name, value);
-      if (op.operationId === 'requestPasswordReset') {
-        known.set('resetToken', await resetTokenSentTo(String(body?.email), sentAt));
+      if (op.operationId === 'register') account = String(body?.email);
+      const mailed = MAILED[op.operationId];
+      if (mailed) {
+        const to = mailed.to(body ?? {}, account);
+        known.set(mailed.placeholder, await tokenSentTo(to, mailed.page, sentAt, known.get(mailed.placeholder)));
       }
       const given = linksOf(op.operationId, answer, body ?? {});
       if (given.length > 0) links = given;

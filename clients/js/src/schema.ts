@@ -310,7 +310,7 @@ export interface paths {
         put?: never;
         /**
          * Move the account to the new address, with the token from the e-mail
-         * @description No login needed. The account’s address becomes the new one, verified; login takes the new address only; every password-reset and verification link sent before stops working; every session ends but the one of the request’s own access token, when it sends one of the account’s. A token works once, for 24 hours, until a newer change is asked for; any other is 400. 409 when the new address got an account meanwhile.
+         * @description No login needed (the link may be opened on another device). The account’s address becomes the new one, verified; login takes the new address only; every password-reset and verification link sent before stops working; every session ends but the one of the request’s own access token, when it sends one of the account’s. A token works once, for 24 hours, until a newer change is asked for; any other is 400. 409 when the new address got an account meanwhile.
          */
         post: operations["confirmEmailChange"];
         delete?: never;
@@ -1844,6 +1844,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -27,6 +27,7 @@ interface Summary {
   Cc: Address[] | null;
   /** Recipients of the envelope that no header names land here. */
   Bcc: Address[] | null;
+  Subject: string;
   Created: string;
 }
 
@@ -80,27 +81,34 @@ async function* messagesTo(address: string): AsyncGenerator<Summary> {
   }
 }
 
-/** The newest message to `address` received at or after `since`, if there is one yet. */
-async function newestTo(address: string, since: Date | undefined): Promise<Summary | undefined> {
+/** The newest message to `address` received at or after `since` (with `subject`, when given), if there is one yet. */
+async function newestTo(
+  address: string,
+  since: Date | undefined,
+  subject: string | undefined,
+): Promise<Summary | undefined> {
   for await (const message of messagesTo(address)) {
     // Newest first: once one is older than `since`, so are the rest.
-    return !since || new Date(message.Created).getTime() >= since.getTime() ? message : undefined;
+    if (since && new Date(message.Created).getTime() < since.getTime()) return undefined;
+    if (subject === undefined || message.Subject === subject) return message;
   }
   return undefined;
 }
 
 /**
- * Waits for the newest e-mail to `to` (received at or after `since`, when given), polling Mailpit,
- * and fails after `timeoutMs` (10 s) saying what it waited for.
+ * Waits for the newest e-mail to `to` (received at or after `since`, and with `subject`, when
+ * given), polling Mailpit, and fails after `timeoutMs` (10 s) saying what it waited for. An account
+ * gets mail of several kinds (registration sends a verification link as soon as it has answered):
+ * `subject` names the kind a test waits for.
  */
 export async function waitForMail(
   to: string,
-  { timeoutMs = 10_000, since }: { timeoutMs?: number; since?: Date } = {},
+  { timeoutMs = 10_000, since, subject }: { timeoutMs?: number; since?: Date; subject?: string } = {},
 ): Promise<ReceivedMail> {
   const address = to.toLowerCase();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = await newestTo(address, since);
+    const found = await newestTo(address, since, subject);
     if (found) {
       const message = await get<Message>(`/api/v1/message/${encodeURIComponent(found.ID)}`);
       return {
@@ -113,7 +121,7 @@ export async function waitForMail(
       };
     }
     if (Date.now() >= deadline) {
-      const after = since ? ` received since ${since.toISOString()}` : '';
+      const after = `${since ? ` received since ${since.toISOString()}` : ''}${subject ? ` titled "${subject}"` : ''}`;
       const count = await mailsTo(address);
       throw new Error(
         `waitForMail: no e-mail to ${address}${after} within ${timeoutMs} ms (Mailpit holds ${count} to that address in all)`,

@@ -61,7 +61,7 @@ async function register(origin = web.origin): Promise<string> {
 
 /** The link of the newest reset e-mail to `email` received since `since`. */
 async function linkIn(email: string, since: Date): Promise<string> {
-  const mail = await waitForMail(email, { since });
+  const mail = await waitForMail(email, { since, subject: 'Set a new password' });
   const link = /(http:\/\/\S+#\/reset-password\?token=\S+)/.exec(mail.text)?.[1];
   if (!link) throw new Error(`no reset link in: ${mail.text}`);
   return link;

@@ -53,7 +53,7 @@ describe('password writes that race', () => {
       const { email, token } = await registered(a, 'race-reset');
       const since = new Date();
       await a.http.post('/api/auth/password-reset').send({ email }).expect(202);
-      const mail = await waitForMail(email, { since });
+      const mail = await waitForMail(email, { since, subject: 'Set a new password' });
       const resetToken = decodeURIComponent(/reset-password\?token=([^\s"<&]+)/.exec(mail.text)?.[1] ?? '');
 
       const [changed, reset] = await Promise.all([

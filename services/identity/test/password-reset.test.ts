@@ -39,7 +39,7 @@ async function account(harness = h): Promise<string> {
 async function resetToken(email: string, harness = h): Promise<string> {
   const since = new Date();
   await harness.http.post('/api/auth/password-reset').send({ email }).expect(202);
-  const mail = await waitForMail(email, { since });
+  const mail = await waitForMail(email, { since, subject: 'Set a new password' });
   const link = /http:\/\/localhost:3000\/#\/reset-password\?token=([^\s"<&]+)/.exec(mail.text);
   expect(link).not.toBeNull();
   return decodeURIComponent(link?.[1] ?? '');
@@ -57,7 +57,7 @@ describe('POST /api/auth/password-reset', () => {
 
     expect(res.status).toBe(202);
     expect(res.body).toEqual(ACCEPTED);
-    const mail = await waitForMail(email, { since });
+    const mail = await waitForMail(email, { since, subject: 'Set a new password' });
     expect(mail.subject).toBe('Set a new password');
     expect(mail.text).toMatch(/http:\/\/localhost:3000\/#\/reset-password\?token=[0-9a-f]{24}\.[\w-]{43}/);
     expect(mail.text).toContain('30 minutes');
@@ -74,20 +74,22 @@ describe('POST /api/auth/password-reset', () => {
     expect(missing.text).toBe(present.text);
     expect(missing.headers['content-type']).toBe(present.headers['content-type']);
     // The known address's e-mail was looked up and sent after the unknown one's lookup had ended.
-    await waitForMail(known);
+    await waitForMail(known, { subject: 'Set a new password' });
     expect(await mailsTo(unknown)).toBe(0);
   });
 
   it('when known and unknown addresses alternate, then their answers take the same time', async () => {
     const PAIRS = 16;
     const known = await Promise.all(Array.from({ length: PAIRS }, () => account()));
+    // Their registrations' verification links are sent first: no e-mail is still going out beside a measure.
+    await Promise.all(known.map((email) => waitForMail(email, { subject: 'Verify your e-mail address' })));
     /** How long the answer took; for a known address, only once its e-mail has gone as well. */
     const timed = async (email: string, hasAccount: boolean) => {
       const since = new Date();
       const started = performance.now();
       await h.http.post('/api/auth/password-reset').send({ email }).expect(202);
       const took = performance.now() - started;
-      if (hasAccount) await waitForMail(email, { since });
+      if (hasAccount) await waitForMail(email, { since, subject: 'Set a new password' });
       return took;
     };
     // Each known request is measured with no earlier e-mail still being sent beside it (that work

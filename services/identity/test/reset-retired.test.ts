@@ -21,7 +21,7 @@ afterAll(async () => {
 async function resetToken(email: string): Promise<string> {
   const since = new Date();
   await h.http.post('/api/auth/password-reset').send({ email }).expect(202);
-  const mail = await waitForMail(email, { since });
+  const mail = await waitForMail(email, { since, subject: 'Set a new password' });
   const link = /reset-password\?token=([^\s"<&]+)/.exec(mail.text);
   return decodeURIComponent(link?.[1] ?? '');
 }

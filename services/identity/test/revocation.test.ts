@@ -138,7 +138,7 @@ describe('revocation of access tokens', () => {
     const user = await account();
     const since = new Date();
     await h.http.post('/api/auth/password-reset').send({ email: user.email }).expect(202);
-    const mail = await waitForMail(user.email, { since });
+    const mail = await waitForMail(user.email, { since, subject: 'Set a new password' });
     const token = decodeURIComponent(/reset-password\?token=([^\s"<&]+)/.exec(mail.text)?.[1] ?? '');
 
     await h.http.post('/api/auth/password-reset/confirm').send({ token, newPassword: 'a new password' }).expect(204);

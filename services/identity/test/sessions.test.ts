@@ -334,7 +334,7 @@ describe('ending sessions', () => {
     const pair = await registerPair();
     const since = new Date();
     await h.http.post('/api/auth/password-reset').send({ email: pair.email }).expect(202);
-    const mail = await waitForMail(pair.email, { since });
+    const mail = await waitForMail(pair.email, { since, subject: 'Set a new password' });
     const token = decodeURIComponent(/reset-password\?token=([^\s"<&]+)/.exec(mail.text)?.[1] ?? '');
 
     await h.http

@@ -1,11 +1,8 @@
 /** The operations of e-mail verification and e-mail change (tag `auth`), and the schemas they name. */
 import * as s from '../schemas';
-import { EXAMPLE_PASSWORD, slot } from './examples';
+import { EXAMPLE_NEW_EMAIL, EXAMPLE_PASSWORD, slot } from './examples';
 import { operation } from './operation';
 import { failure, ref } from './responses';
-
-/** The address the examples' account moves to (and verifies) in the sequence of TRY_IT. */
-export const EXAMPLE_NEW_EMAIL = 'ada.lovelace@example.com';
 
 export const emailSchemas = {
   EmailToken: s.emailTokenSchema,
@@ -84,7 +81,6 @@ export const emailPaths = {
       body: ref('EmailChange'),
       example: { newEmail: EXAMPLE_NEW_EMAIL, password: EXAMPLE_PASSWORD },
       ok: { status: 202, description: 'Accepted.', schema: ref('Accepted') },
-      errors: ['Unauthorized'],
     }),
   },
   '/api/auth/email-change/confirm': {
@@ -92,9 +88,9 @@ export const emailPaths = {
       id: 'confirmEmailChange',
       summary: 'Move the account to the new address, with the token from the e-mail',
       description:
-        'No login needed. The account’s address becomes the new one, verified; login takes the new address only; every password-reset and verification link sent before stops working; every session ends but the one of the request’s own access token, when it sends one of the account’s. A token works once, for 24 hours, until a newer change is asked for; any other is 400. 409 when the new address got an account meanwhile.',
+        'No login needed (the link may be opened on another device). The account’s address becomes the new one, verified; login takes the new address only; every password-reset and verification link sent before stops working; every session ends but the one of the request’s own access token, when it sends one of the account’s. A token works once, for 24 hours, until a newer change is asked for; any other is 400. 409 when the new address got an account meanwhile.',
       tag: 'auth',
-      auth: 'none',
+      auth: 'optional',
       body: ref('EmailToken'),
       example: { token: slot('emailChangeToken') },
       ok: { status: 200, description: 'The address is changed, and verified.', schema: ref('VerifiedAddress') },

@@ -26,6 +26,8 @@ export const slot = (name: keyof typeof PLACEHOLDERS) => `<${name}>`;
 
 /** The account of the examples: register's password, changed by the password change and set again by the reset. */
 export const EXAMPLE_EMAIL = 'ada@example.com';
+/** The address the account moves to (POST /api/auth/email-change), and deletes the account under. */
+export const EXAMPLE_NEW_EMAIL = 'ada.lovelace@example.com';
 export const EXAMPLE_PASSWORD = 'correct horse battery staple';
 export const EXAMPLE_NEW_PASSWORD = 'a new passphrase, 2nd';
 /** The file of the one-PUT upload (a short text), and the large one: one part at the default part size. */
@@ -85,11 +87,21 @@ export const TRY_IT: readonly (readonly [step: string, note?: string])[] = [
   ['POST /api/auth/password-reset', 'needs a server that sends e-mail (503 without)'],
   ['POST /api/auth/password-reset/confirm', 'sets register’s password again; every session ends'],
   ['POST /api/auth/login'],
+  [
+    'POST /api/auth/email-verification',
+    'a new link (register sent the first); one mail a minute per account, so sooner than a minute after register it is 429: wait as Retry-After says',
+  ],
+  ['POST /api/auth/email-verification/confirm', 'the address is verified'],
+  ['POST /api/auth/email-change', 'a link goes to the new address, a notice to the old one'],
+  [
+    'POST /api/auth/email-change/confirm',
+    'with “Authorize” still set: the address is changed and its session stays, every other one ends',
+  ],
   ['DELETE /api/auth/account', 'the account is gone, and the sequence can be tried again'],
 ];
 
 export const TRY_IT_DESCRIPTION =
-  `**Trying it out.** Every example in this document succeeds when the operations are tried in this order, on a system where ${EXAMPLE_EMAIL} has no account yet. ` +
+  `**Trying it out.** Every example in this document succeeds when the operations are tried in this order, on a system where neither ${EXAMPLE_EMAIL} nor ${EXAMPLE_NEW_EMAIL} has an account yet. ` +
   'Set “Authorize” to the `token` of the latest answer that has one (register, login, refresh, the password change). ' +
   'A value in angle brackets, such as `<postId>`, is one that an earlier step answered: fill it in.\n\n' +
   TRY_IT.map(([step, note], i) => `${i + 1}. \`${step}\`${note ? `: ${note}` : ''}`).join('\n') +

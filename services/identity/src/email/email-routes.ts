@@ -13,6 +13,7 @@ import {
   bodyOf,
   failureMessage,
   noBody,
+  optionalAuth,
   requireAuth,
   requireInternalCaller,
   validateBody,
@@ -34,18 +35,11 @@ export function emailRoutes(
   const clientOf = requestClients({ bcrypt, known });
   const tokenOf = (ctx: AppContext) => (bodyOf(ctx) as { token: string }).token;
 
-  /**
-   * The confirming request's caller, when it carries a valid access token; none otherwise (a
-   * confirmation needs no login, so a stale token only means that no session is kept).
-   */
-  const callerOf = async (ctx: AppContext): Promise<Caller | undefined> => {
-    const header = ctx.headers.authorization;
-    if (header === undefined) return undefined;
-    try {
-      return { userId: await tokens.userIdFromAuthorization(header), issuedAt: tokens.signedToken(header).issuedAt };
-    } catch {
-      return undefined;
-    }
+  /** The confirming request's caller, when it sent a token (checked by optionalAuth, as at the gateway). */
+  const callerOf = (ctx: AppContext): Caller | undefined => {
+    const userId = ctx.state.userId as string | undefined;
+    if (userId === undefined) return undefined;
+    return { userId, issuedAt: tokens.signedToken(ctx.headers.authorization).issuedAt };
   };
 
   router.post(
@@ -85,10 +79,11 @@ export function emailRoutes(
 
   router.post(
     '/email-change/confirm',
+    optionalAuth(tokens),
     validateBody(emailTokenSchema),
     failureMessage(emailMessages.changeFailed),
     async (ctx) => {
-      ctx.body = await changes.confirm(tokenOf(ctx), await callerOf(ctx));
+      ctx.body = await changes.confirm(tokenOf(ctx), callerOf(ctx));
     },
   );
 
