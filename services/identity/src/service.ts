@@ -14,8 +14,9 @@ export const identityService: PartDefinition<Config> = {
   build: async (deps) => {
     const { config, logger } = deps;
     const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM);
-    if (!mailer) logger.warn('SMTP_URL is not set: password reset by e-mail answers 503');
-    const { app, throttle, resets, deletions, turns, followLog, sessions, oidc } = await createApp({ ...deps, mailer });
+    if (!mailer) logger.warn('SMTP_URL is not set: password reset, e-mail verification and e-mail change answer 503');
+    const built = await createApp({ ...deps, mailer });
+    const { app, throttle, resets, verifications, changes, deletions, turns, followLog, sessions, oidc } = built;
     const following = followLog();
     const warn = (what: string) => (err: unknown) => logger.warn({ err }, what);
     return {
@@ -28,6 +29,8 @@ export const identityService: PartDefinition<Config> = {
         repeatEvery(TEN_MINUTES, oidc.prune, warn('could not prune sign-ins with providers')),
         // Discovery at start, then again for each provider that has not answered yet.
         oidc.discover(config.OIDC_DISCOVERY_INTERVAL, warn('a sign-in provider cannot be reached')),
+        repeatEvery(TEN_MINUTES, verifications.prune, warn('could not prune e-mail verification links')),
+        repeatEvery(TEN_MINUTES, changes.prune, warn('could not prune e-mail change links')),
         deletions.start(config.DELETION_OUTBOX_INTERVAL),
         following.stop,
       ],
