@@ -55,20 +55,21 @@ function postsAuth(method: string, path: string): AuthRule {
   return method === 'OPTIONS' ? 'none' : 'required';
 }
 
+function accountAuth(method: string, path: string): AuthRule {
+  if (method === 'OPTIONS') return 'none';
+  if (OWN_ACCOUNT.test(path)) return 'required';
+  if (LOGOUT.test(path)) return 'signed';
+  return TOKEN_KEEPS_SESSION.test(path) ? 'optional' : 'none';
+}
+
 /** The route for a request, or undefined: then the gateway answers 404 itself. */
 export function resolveRoute(method: string, path: string): Route | undefined {
   if (under(path, '/api/auth')) {
-    const auth =
-      method === 'OPTIONS'
-        ? 'none'
-        : OWN_ACCOUNT.test(path)
-          ? 'required'
-          : LOGOUT.test(path)
-            ? 'signed'
-            : TOKEN_KEEPS_SESSION.test(path)
-              ? 'optional'
-              : 'none';
-    return { upstream: 'identity', auth, limit: NO_PASSWORD.test(path) ? 'default' : 'auth' };
+    return {
+      upstream: 'identity',
+      auth: accountAuth(method, path),
+      limit: NO_PASSWORD.test(path) ? 'default' : 'auth',
+    };
   }
   // Display names, public: on the default limit, since a page of posts asks for its authors'.
   if (under(path, '/api/users')) return { upstream: 'identity', auth: 'none', limit: 'default' };
