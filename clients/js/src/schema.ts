@@ -239,6 +239,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the providers one may sign in with
+         * @description The providers configured (OIDC_PROVIDERS) whose discovery answered: a provider that cannot be reached is left out until it answers. Each with the `id` of its paths and the `name` of its button.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in with a provider (a navigation)
+         * @description Open in the browser, as a full page (never a popup): redirects to the provider, with authorization code, PKCE (S256), `state` and `nonce`. `challenge` is the base64url SHA-256 of a random verifier the client keeps, for `exchange`; it binds the sign-in to the client that started it. `redirect` must be on FRONTEND_ORIGIN or WEB_URL (400 otherwise). 404 for an unknown provider, 503 for one that cannot be reached, 429 past the open sign-ins one address (20) or everyone may have. A sign-in must end within 10 minutes.
+         */
+        get: operations["startOidcSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back (a navigation)
+         * @description The provider's redirect URI: `<PUBLIC_URL>/api/auth/oidc/{provider}/callback`. Takes the sign-in of `state` once, trades the provider's code, checks the ID token (signature, iss, aud, nonce, expiry), finds or makes the account, and answers 303 to the sign-in's `redirect` with `#code=<login code>` or `#error=<reason>`, one of access_denied, provider_error, email_missing, email_in_use. An unknown, expired or already completed `state` has nowhere to go back to: 400.
+         */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a sign-in’s login code for a session
+         * @description The login code of the callback’s `#code=`, with the verifier whose challenge started the sign-in: answers as login does. The code is single-use and valid 60 s; a used, expired or unknown code, or a wrong verifier (which uses the code up), is 400.
+         */
+        post: operations["exchangeOidcCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the providers linked to the caller’s account */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a provider from the caller’s account
+         * @description 409 when it is the account’s last way to log in: no password and no other linked provider (a password reset sets one).
+         */
+        delete: operations["unlinkIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/email-verification": {
         parameters: {
             query?: never;
@@ -1022,6 +1139,36 @@ export interface components {
                 [key: string]: string;
             };
         };
+        OidcProviderList: {
+            /** @description The `{provider}` of the paths. */
+            id: string;
+            /** @description What a sign-in button says. */
+            name: string;
+        }[];
+        OidcExchange: {
+            /** @description The login code of the callback’s `#code=`: single use, valid 60 s. */
+            code: string;
+            /** @description The verifier whose challenge started the flow. */
+            verifier: string;
+        };
+        LinkedIdentity: {
+            /** @description The `{id}` that unlinks it. */
+            _id: string;
+            provider: string;
+            /** @description The address the provider gave when it was linked, if any. */
+            email: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        LinkedIdentityList: {
+            /** @description The `{id}` that unlinks it. */
+            _id: string;
+            provider: string;
+            /** @description The address the provider gave when it was linked, if any. */
+            email: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        }[];
     };
     responses: {
         /** @description The request is malformed or breaks a rule. */
@@ -1706,6 +1853,217 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usable providers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcProviderList"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    startOidcSignIn: {
+        parameters: {
+            query: {
+                /**
+                 * @description The base64url SHA-256 of a random verifier the client keeps (PKCE S256), 43 characters.
+                 * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+                 */
+                challenge: string;
+                /**
+                 * @description Where the browser is sent at the end, with `#code=` or `#error=`: a page on FRONTEND_ORIGIN or WEB_URL.
+                 * @example http://localhost:3000/
+                 */
+                redirect: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A provider’s `id` from `GET /api/auth/providers`; any other is 404.
+                 * @example dev
+                 */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider’s sign-in page. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query: {
+                /**
+                 * @description The sign-in’s state, as the provider sends it back.
+                 * @example the state the provider sends back
+                 */
+                state: string;
+                /** @description The provider’s authorization code. */
+                code?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A provider’s `id` from `GET /api/auth/providers`; any other is 404.
+                 * @example dev
+                 */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the sign-in’s redirect, with `#code=` or `#error=`. */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    exchangeOidcCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Send `cookie` for cookie mode (a web client on the API’s own origin): the refresh token then lives in the `cs_refresh` cookie (HttpOnly; SameSite=Strict; Path=/api/auth; Secure behind HTTPS), answers carry `{token, expiresIn}`, and refresh and logout take no body. A request the browser marks cross-site is 403. */
+                "X-Refresh-Token"?: "cookie";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "the code of #code=",
+                 *       "verifier": "the verifier whose challenge started the sign-in"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OidcExchange"];
+            };
+        };
+        responses: {
+            /** @description Signed in: a new session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionTokens"] | components["schemas"]["CookieSessionTokens"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The linked identities, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkedIdentityList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    unlinkIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `_id` of a linked identity.
+                 * @example 64b7f0c2a1b2c3d4e5f60718
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];
