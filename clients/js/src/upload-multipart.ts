@@ -6,10 +6,11 @@
  * aborted and sent again, whole, on resume.
  */
 import { UploadAbortedError } from './errors.js';
+import type { LastingArea } from './lasting-area.js';
 import type { components } from './schema.js';
 import { put, refused } from './storage-put.js';
 import type { Control, Progress } from './upload-control.js';
-import { MEMO, type ResumeArea, recall } from './upload-memo.js';
+import { MEMO, recall } from './upload-memo.js';
 import type { UploadApi } from './upload-types.js';
 
 type MultipartUpload = components['schemas']['MultipartUpload'];
@@ -22,7 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function inParts(
   api: UploadApi,
-  remembered: ResumeArea,
+  remembered: LastingArea,
   file: Blob,
   meta: { contentType: string; filename: string },
   report: Progress,

@@ -13,8 +13,9 @@
  * elsewhere (Node) fetch sends each part, and progress counts whole parts (storage-put.ts).
  */
 import { UploadAbortedError } from './errors.js';
+import { lastingArea } from './lasting-area.js';
 import { Control, type Progress } from './upload-control.js';
-import { MEMO, recall, resumeArea } from './upload-memo.js';
+import { MEMO, recall } from './upload-memo.js';
 import { inParts } from './upload-multipart.js';
 import { inOne } from './upload-single.js';
 import type { UnfinishedUpload, UploadApi, UploadOptions, UploadTask } from './upload-types.js';
@@ -45,7 +46,7 @@ function nameless(contentType: string): string {
 }
 
 export function uploader(api: UploadApi) {
-  const remembered = resumeArea();
+  const remembered = lastingArea();
 
   /** The remembered uploads of the signed-in person, each with its memo. */
   function mine(): (UnfinishedUpload & { memo: string })[] {
