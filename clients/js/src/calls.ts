@@ -9,6 +9,9 @@ import type { Session } from './session.js';
 /** The openapi-fetch client, typed by the API's paths. */
 export type Raw = Client<paths>;
 
+/** The fetch the client sends with. */
+export type Fetch = (request: Request) => Promise<Response>;
+
 export type Result<T> = { data?: T; error?: unknown; response: Response };
 
 /** One page of a keyset-paged list, and the cursor of the next page when there is one. */

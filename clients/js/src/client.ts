@@ -99,6 +99,8 @@ export function createContentClient(options: ClientOptions = {}) {
       token: pair.token,
       ...('refreshToken' in pair ? { refreshToken: pair.refreshToken } : {}),
       expiresAt: Date.now() + pair.expiresIn * 1000,
+      // A refresh does not say it: the session's word stands until an answer that does.
+      emailVerified: pair.emailVerified ?? store.load()?.emailVerified,
     };
     store.save(next);
     return next;

@@ -3,10 +3,11 @@
  * resuming and ending a session, the person's sessions on every device, their account, and the
  * names others go by.
  */
-import type { Calls, Raw, SessionKeeping, SessionTokens } from './calls.js';
+import type { Calls, Fetch, Raw, SessionKeeping, SessionTokens } from './calls.js';
 import { apiErrorOf, NetworkError } from './errors.js';
 import type { components } from './schema.js';
 import type { Session, SessionStore } from './session.js';
+import { adopt } from './session-account.js';
 
 type Schemas = components['schemas'];
 export type SessionInfo = Schemas['Session'];
@@ -15,11 +16,12 @@ export type Account = Schemas['Me'];
 export function identityCalls(
   raw: Raw,
   run: Calls['run'],
-  { keep, modeHeaders, renewable, sendRefresh, authUrl }: SessionKeeping,
+  keeping: SessionKeeping,
   store: SessionStore,
   cookieMode: boolean,
-  doFetch: (request: Request) => Promise<Response>,
+  doFetch: Fetch,
 ) {
+  const { keep, modeHeaders, renewable, sendRefresh } = keeping;
   const signIn = async (
     path: '/api/auth/register' | '/api/auth/login',
     body: { email: string; password: string; displayName?: string },
@@ -44,12 +46,7 @@ export function identityCalls(
       if (refreshed.status === 401) return undefined;
       const pair = (await refreshed.json().catch(() => undefined)) as SessionTokens | undefined;
       if (!refreshed.ok || !pair) throw apiErrorOf(refreshed, pair, false);
-      const me = await doFetch(
-        new Request(authUrl('/api/auth/me'), { headers: { Authorization: `Bearer ${pair.token}` } }),
-      );
-      const account = (await me.json().catch(() => undefined)) as Account | undefined;
-      if (!me.ok || !account) throw apiErrorOf(me, account, false);
-      return keep(account.email, pair);
+      return adopt(keeping, doFetch, pair);
     },
     /**
      * Ends the session on the server and forgets it here: its refresh token (or cookie) stops

@@ -12,6 +12,8 @@ export interface Session {
   refreshToken?: string;
   /** When the access token expires (ms since the epoch), as far as the client knows. */
   expiresAt?: number;
+  /** Whether the account's address is verified, as the API last said (undefined: it has not said). */
+  emailVerified?: boolean;
 }
 
 export interface SessionStore {
@@ -49,6 +51,7 @@ export function webStorage(area: Storage, key = 'content-service.session'): Sess
           email: parsed.email,
           ...(typeof parsed.refreshToken === 'string' ? { refreshToken: parsed.refreshToken } : {}),
           ...(typeof parsed.expiresAt === 'number' ? { expiresAt: parsed.expiresAt } : {}),
+          ...(typeof parsed.emailVerified === 'boolean' ? { emailVerified: parsed.emailVerified } : {}),
         };
       } catch {
         return undefined;
