@@ -12,6 +12,13 @@ export type Raw = Client<paths>;
 /** The fetch the client sends with. */
 export type Fetch = (request: Request) => Promise<Response>;
 
+/** The items of a list that `GET path` answers. */
+export type Listed<P extends keyof paths> = paths[P] extends {
+  get: { responses: { 200: { content: { 'application/json': (infer T)[] } } } };
+}
+  ? T
+  : never;
+
 export type Result<T> = { data?: T; error?: unknown; response: Response };
 
 /** One page of a keyset-paged list, and the cursor of the next page when there is one. */

@@ -16,6 +16,7 @@ import { type Note, noteCalls } from './notes.js';
 import { type Post, postCalls } from './posts.js';
 import type { paths } from './schema.js';
 import { memoryStore, type Session, type SessionStore } from './session.js';
+import { signInCalls } from './sign-in.js';
 import {
   type SubscribeOptions,
   type SubscriptionHandlers,
@@ -45,8 +46,11 @@ export interface ClientOptions {
   refreshCookie?: boolean;
 }
 
-/** Routes that never carry the session's token: they are how one gets, renews or ends a session. */
-const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset|refresh|logout)/;
+/**
+ * Routes that never carry the session's token: they are how one gets, renews or ends a session.
+ * (The e-mails' links do carry it: the session that confirms an address change is the one kept.)
+ */
+const PUBLIC_AUTH = /^\/api\/auth\/(?:register|login|password-reset|refresh|logout|oidc|providers)/;
 /** An access token this close to its expiry is renewed before it is sent (a quarter of its life, if shorter). */
 const RENEW_BEFORE_MS = 30_000;
 
@@ -242,6 +246,7 @@ export function createContentClient(options: ClientOptions = {}) {
     /** The signed-in person, if any. */
     session: (): Session | undefined => store.load(),
     ...identityCalls(raw, run, keeping, store, cookieMode, doFetch),
+    ...signInCalls(raw, run, keeping, doFetch),
     posts: postCalls(raw, run, page),
     notes: noteCalls(raw, run, page),
     /**

@@ -9,7 +9,7 @@ export interface FieldError {
   message: string;
 }
 
-export type ErrorKind = 'api' | 'session-expired' | 'network' | 'storage' | 'aborted';
+export type ErrorKind = 'api' | 'session-expired' | 'network' | 'storage' | 'aborted' | 'sign-in';
 
 export abstract class ContentClientError extends Error {
   abstract readonly kind: ErrorKind;
@@ -88,6 +88,19 @@ export class UploadAbortedError extends ContentClientError {
   constructor() {
     super('The upload was aborted');
     this.name = 'UploadAbortedError';
+  }
+}
+
+/**
+ * A sign-in with a provider came back without a session. `reason` is the API's (`#error=…`:
+ * `email_in_use`, `access_denied`…), or `no_flow` when this browser holds no verifier for the flow:
+ * it was begun in another browser, or finished already.
+ */
+export class SignInError extends ContentClientError {
+  readonly kind: ErrorKind = 'sign-in';
+  constructor(readonly reason: string) {
+    super(`The sign-in did not complete (${reason})`);
+    this.name = 'SignInError';
   }
 }
 

@@ -3,7 +3,8 @@
  * resuming and ending a session, the person's sessions on every device, their account, and the
  * names others go by.
  */
-import type { Calls, Fetch, Raw, SessionKeeping, SessionTokens } from './calls.js';
+import type { Calls, Fetch, Listed, Raw, SessionKeeping, SessionTokens } from './calls.js';
+import { addressCalls } from './email-address.js';
 import { apiErrorOf, NetworkError } from './errors.js';
 import type { components } from './schema.js';
 import type { Session, SessionStore } from './session.js';
@@ -12,6 +13,8 @@ import { adopt } from './session-account.js';
 type Schemas = components['schemas'];
 export type SessionInfo = Schemas['Session'];
 export type Account = Schemas['Me'];
+/** A provider's account linked to the signed-in person's, which signs them in. */
+export type Identity = Listed<'/api/auth/identities'>;
 
 export function identityCalls(
   raw: Raw,
@@ -103,6 +106,12 @@ export function identityCalls(
       /** Sets the password with the token from the e-mail's link; then log in with it. */
       confirmPasswordReset: (token: string, newPassword: string) =>
         run(() => raw.POST('/api/auth/password-reset/confirm', { body: { token, newPassword } })).then(() => undefined),
+      ...addressCalls(raw, run, keeping, store, doFetch),
+      /** The providers' accounts linked to this one, `[{_id, provider, email, createdAt}]`. */
+      identities: () => run(() => raw.GET('/api/auth/identities')),
+      /** Unlinks one (by `_id`); an ApiError 409 when it is the account's last way to log in. */
+      unlinkIdentity: (id: string) =>
+        run(() => raw.DELETE('/api/auth/identities/{id}', { params: { path: { id } } })).then(() => undefined),
     },
 
     users: {

@@ -38,7 +38,7 @@ describe('the packaged library', () => {
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: '' });
   });
 
-  it('bundled, minified and gzipped it is at most 9.5 kB, and the generated types add no code', () => {
+  it('bundled, minified and gzipped it is at most 10 kB, and the generated types add no code', () => {
     const bundle = buildSync({
       entryPoints: [join(LIBRARY, 'dist', 'index.js')],
       bundle: true,
@@ -51,8 +51,11 @@ describe('the packaged library', () => {
     process.stdout.write(`client library: ${gzipped} bytes minified and gzipped (openapi-fetch included)\n`);
     // 8 kB until subscribe() (live updates, 1 kB with its event-stream reader) came in; 9 kB until
     // the library was split by resource and its topics generated from the contract (about 180
-    // bytes: each file's calls and types are bound apart, where one closure shared its names).
-    expect(gzipped).toBeLessThanOrEqual(9.5 * 1024);
+    // bytes: each file's calls and types are bound apart, where one closure shared its names); 9.5 kB
+    // until verified addresses, e-mail change and sign-in with providers came in (0.7 kB, 0.4 of it
+    // the PKCE flow that keeps its verifier across the navigation; the upload memo's storage serves
+    // it too).
+    expect(gzipped).toBeLessThanOrEqual(10 * 1024);
     expect(readFileSync(join(LIBRARY, 'dist', 'schema.js'), 'utf8').trim()).toBe('export {};');
     // What the docs say of it is what it is, within half a kilobyte.
     for (const doc of [join(LIBRARY, 'README.md'), join(REPO_ROOT, 'docs', 'clients.md')]) {
