@@ -100,6 +100,9 @@ const PUBLIC = [
   { hash: '#/register', heading: 'Create an account' },
   { hash: '#/forgot-password', heading: 'Forgot password' },
   { hash: '#/reset-password?token=0.x&email=someone%40example.com', heading: 'Set a new password' },
+  // The pages of the e-mails' links, as they open: asking to confirm, having sent nothing.
+  { hash: '#/verify-email?token=0x', heading: 'Verify your e-mail address' },
+  { hash: '#/confirm-email-change?token=0x', heading: 'Confirm your new e-mail address' },
   { hash: '#/nowhere', heading: 'Page not found' },
 ];
 const SIGNED_IN = [
@@ -107,6 +110,8 @@ const SIGNED_IN = [
   { hash: '#/notes', heading: 'Notes' },
   // Looked at once its list is in: this device's row, with its mark.
   { hash: '#/sessions', heading: 'Sessions', ready: '.badge.current' },
+  // Looked at once the linked providers are listed (none: it says so).
+  { hash: '#/account', heading: 'Account', ready: 'ul[aria-label="Linked providers"] li' },
 ];
 
 describe('every screen, at 375 px and 1280 px', () => {

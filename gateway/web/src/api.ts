@@ -5,22 +5,26 @@
 import {
   ApiError as ClientApiError,
   createContentClient,
+  type Identity,
   NetworkError,
   type Note,
   type Page,
   type Post,
   type PostPage,
   type PostSort,
+  type Provider,
   SessionExpiredError,
   type SessionInfo,
+  SignInError,
   StorageError,
   UploadAbortedError,
   type UploadOptions,
   type UploadTask,
 } from '@content-service/client';
 import { sessionStore } from './session';
+import { signInFailure } from './sign-in-failures';
 
-export type { Note, Page, Post, PostPage, PostSort, SessionInfo };
+export type { Identity, Note, Page, Post, PostPage, PostSort, SessionInfo };
 
 export interface FieldError {
   field: string;
@@ -59,6 +63,7 @@ export function plainWords(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof SessionExpiredError) return new ApiError(SESSION_ENDED, 401);
   if (error instanceof UploadAbortedError) return new ApiError(CANCELLED, 0);
+  if (error instanceof SignInError) return new ApiError(signInFailure(error.reason), 0);
   if (error instanceof NetworkError) {
     return new ApiError(
       error.target === 'storage'
@@ -96,6 +101,8 @@ const client = createContentClient({
   onSessionExpired: () => sessionExpired(SESSION_ENDED),
 });
 
+let providers: Promise<Provider[]> | undefined;
+
 async function call<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -124,6 +131,26 @@ export const api = {
   requestPasswordReset: (email: string) => call(() => client.account.requestPasswordReset(email)),
   confirmPasswordReset: (token: string, newPassword: string) =>
     call(() => client.account.confirmPasswordReset(token, newPassword)),
+  requestEmailVerification: () => call(() => client.account.requestEmailVerification()),
+  confirmEmailVerification: (token: string) => call(() => client.account.confirmEmailVerification(token)),
+  requestEmailChange: (newEmail: string, password: string) =>
+    call(() => client.account.requestEmailChange(newEmail, password)),
+  confirmEmailChange: (token: string) => call(() => client.account.confirmEmailChange(token)),
+  /**
+   * The providers to offer a sign-in with, asked once a page load (they change with the server's
+   * settings only); none when they cannot be listed, and asked again next time (a password works).
+   */
+  providers: () =>
+    (providers ??= client.providers().catch(() => {
+      providers = undefined;
+      return [];
+    })),
+  /** Where to send the browser to sign in with `provider`; it comes back to this page's origin. */
+  beginSignIn: (provider: string) => call(() => client.beginSignIn(provider, { redirect: `${location.origin}/` })),
+  /** Ends the sign-in the browser came back from (the address's `?flow=` and `#code=` or `#error=`). */
+  finishSignIn: () => call(() => client.finishSignIn(location.href)),
+  identities: () => call(() => client.account.identities()),
+  unlinkIdentity: (id: string) => call(() => client.account.unlinkIdentity(id)),
 
   /** Ten published posts a page: of a tag, of an author, or both; newest first unless `sort` says otherwise. */
   listPosts: (query: { page?: number; tag?: string | undefined; author?: string | undefined; sort?: PostSort }) =>

@@ -1,22 +1,29 @@
 /**
  * The web client: a hash router over its screens. Public: the posts, one author's posts and one
- * post, log in, register, forgot password and set a new password (from the e-mail's link). Signed
- * in: my posts, notes. It talks only to the gateway, on the page's own origin.
+ * post, log in (with a password or a provider), register, forgot password, and the pages of the
+ * e-mails' links (set a new password, verify an address, confirm a new one). Signed in: my posts,
+ * notes, sessions, the account. It talks only to the gateway, on the page's own origin.
  */
 import './style.css';
 import { api, onSessionExpired } from './api';
 import { h, replaceChildren } from './dom';
 import { onLiveStatus, sessionChanged, startLive } from './live';
 import { currentSession, endSession, mayBeSignedIn, noSessionHere } from './session';
+import { accountView } from './views/account';
 import { authView, type Notice } from './views/auth';
+import { emailLinkView } from './views/email-links';
 import { myPostsView } from './views/my-posts';
 import { notesView } from './views/notes';
 import { forgotPasswordView, setPasswordView } from './views/password-reset';
 import { authorView, postListView, postView } from './views/posts';
 import { sessionsView } from './views/sessions';
+import { verifyBanner } from './views/verify-banner';
 
 const view = document.getElementById('view') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
+/** Under the bar: the banner that asks to verify the address, while it is not. */
+const banner = h('div', { class: 'banner-slot' });
+view.before(banner);
 
 /** A message for the login screen, set when the session ended on its own. */
 let loginNotice: Notice | undefined;
@@ -45,11 +52,13 @@ function renderNav(path: string): void {
           link('#/mine', 'My posts'),
           link('#/notes', 'Notes'),
           link('#/sessions', 'Sessions'),
+          link('#/account', 'Account'),
           h('span', { class: 'who', title: 'Signed in' }, session.email),
           h('button', { type: 'button', class: 'link', onclick: logOut }, 'Log out'),
         ]
       : [link('#/login', 'Log in'), link('#/register', 'Register')]),
   );
+  replaceChildren(banner, session?.emailVerified === false ? verifyBanner(session, () => renderNav(path)) : null);
 }
 
 function logOut(): void {
@@ -89,9 +98,13 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
         loginNotice = { text: 'Your new password is set. Log in with it.', kind: 'ok' };
         go('#/login');
       });
+    case '/verify-email':
+    case '/confirm-email-change':
+      return emailLinkView(path === '/verify-email' ? 'verify' : 'change', query.get('token'), () => renderNav(path));
     case '/mine':
     case '/notes':
     case '/sessions':
+    case '/account':
       if (!signedIn) {
         returnTo = `#${path}`;
         loginNotice ??= { text: 'Please log in first.', kind: 'error' };
@@ -105,6 +118,7 @@ function screen(path: string, query: URLSearchParams): HTMLElement {
           go('#/login');
         });
       }
+      if (path === '/account') return accountView();
       return path === '/mine' ? myPostsView() : notesView();
     default:
       return h(
@@ -153,15 +167,29 @@ onSessionExpired((message) => {
 // A session this browser already has (a reload, another tab) is taken up before any screen is
 // rendered: the first, and one the address moved to meanwhile. Only when there may be one
 // (session.ts): a visitor who is not signed in sends no refresh that could only be refused.
-const resumed = mayBeSignedIn()
-  ? api.resume().then(
+// Back from a provider (`?flow=…#code=…`, see views/provider-buttons.ts): that sign-in is finished
+// first, and the address is put back to a screen of the router's, without the code.
+const resumed = new URLSearchParams(location.search).has('flow')
+  ? api.finishSignIn().then(
       (session) => {
-        if (!session) noSessionHere();
+        history.replaceState(null, '', `/${returnTo}`);
         return session;
       },
-      () => undefined,
+      (error: Error) => {
+        loginNotice = { text: error.message, kind: 'error' };
+        history.replaceState(null, '', '/#/login');
+        return undefined;
+      },
     )
-  : Promise.resolve(undefined);
+  : mayBeSignedIn()
+    ? api.resume().then(
+        (session) => {
+          if (!session) noSessionHere();
+          return session;
+        },
+        () => undefined,
+      )
+    : Promise.resolve(undefined);
 const renderOnce = () => {
   if (location.hash !== rendered) render();
 };

@@ -1,8 +1,12 @@
-/** Log in and register: one form, two purposes. A successful answer starts the session. */
+/**
+ * Log in and register: one form, two purposes, and under the login a button per sign-in provider.
+ * A successful answer starts the session.
+ */
 import { api } from '../api';
 import { alertBox, h } from '../dom';
 import { actions, busy, field, input, showError } from '../forms';
 import { startSession } from '../session';
+import { providerButtons } from './provider-buttons';
 
 /** A message for the screen as it opens: why the person is here, or what just happened. */
 export interface Notice {
@@ -31,6 +35,8 @@ export function authView(mode: 'login' | 'register', notice: Notice | undefined,
     field('Password', password, registering ? 'At least 8 characters.' : undefined),
     registering ? field('Your name (optional)', displayName, 'Shown on your posts. You can change it later.') : null,
     actions(h('button', { type: 'submit', class: 'primary' }, registering ? 'Create account' : 'Log in')),
+    // Signing in with a provider makes the account if need be: the login screen offers it alone.
+    registering ? null : providerButtons(alert),
     h(
       'p',
       { class: 'switch' },
