@@ -38,6 +38,8 @@ beforeAll(async () => {
     'the test provider discovered',
     () => createContentClient({ baseUrl: base }).providers(),
     (providers) => providers.length === 1,
+    // Discovery runs at the start, and again after a while for a provider that had not answered.
+    { timeoutMs: 20_000 },
   );
 }, 60_000);
 afterAll(async () => {
