@@ -69,15 +69,16 @@ function dueForRenewal({ token, expiresAt }: Session, now = Date.now()): boolean
 }
 
 /**
- * A 401 that says the password given was wrong (changing it, deleting the account) rather than
- * that the token is: the session goes on.
+ * A 401 that says the password given was wrong (changing it or the address, deleting the account),
+ * or that an account without one must sign in with its provider again first, rather than that the
+ * token is: the session goes on.
  */
 async function wrongPassword(response: Response): Promise<boolean> {
   const body = (await response
     .clone()
     .json()
     .catch(() => undefined)) as { error?: unknown } | undefined;
-  return body?.error === 'Invalid credentials';
+  return /^(?:Invalid credentials$|This account has no password)/.test(String(body?.error));
 }
 
 export function createContentClient(options: ClientOptions = {}) {

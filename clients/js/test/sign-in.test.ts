@@ -142,6 +142,20 @@ describe('a whole sign-in', () => {
   });
 });
 
+describe('an account a provider made, which has no password', () => {
+  it('when it asks to change its address within 5 minutes of signing in, then any string stands for the password, and the session goes on', async () => {
+    const client = createContentClient({ baseUrl: base });
+    const login = person(true);
+    const session = await client.finishSignIn(
+      await throughProvider(await client.beginSignIn('test', { redirect: back }), login),
+    );
+    await expect(
+      client.account.requestEmailChange(`moved-${login.name}@example.com`, 'no password at all'),
+    ).resolves.toBeUndefined();
+    expect(client.session()).toEqual(session);
+  });
+});
+
 describe('beginSignIn', () => {
   it('gives the provider’s start address, with a S256 challenge and a redirect that carries the flow’s key; two flows have their own', async () => {
     const client = createContentClient({ baseUrl: base });

@@ -29,7 +29,11 @@ function emailSection(): HTMLElement {
     ),
     alert,
     field('New e-mail address', newEmail),
-    field('Your password', password, 'To be sure it is you who asks.'),
+    field(
+      'Your password',
+      password,
+      'To be sure it is you who asks. An account made by signing in with a provider has none: sign in with it again, then write anything here within 5 minutes.',
+    ),
     actions(h('button', { type: 'submit', class: 'primary' }, 'Change my address')),
   );
   onSubmit(form, alert, async () => {
@@ -41,8 +45,10 @@ function emailSection(): HTMLElement {
     try {
       await api.requestEmailChange(address, password.value);
     } catch (error) {
-      // The same words as a login's for a password that is not the account's.
-      if (error instanceof ApiError && error.status === 401) throw new ApiError('That password is not right.', 401);
+      // A password that is not the account's; the API's own sentence for an account without one.
+      if (error instanceof ApiError && error.message === 'Invalid credentials.') {
+        throw new ApiError('That password is not right.', 401);
+      }
       throw error;
     }
     form.reset();
