@@ -152,6 +152,21 @@ function render(): void {
   rendered = location.hash;
 }
 
+/**
+ * Back from a provider (`?flow=…#code=…`, see views/provider-buttons.ts): that sign-in is finished
+ * before any screen is rendered, and the address is put back to a screen of the router's, without
+ * the code; why it failed, if it did, is said on the login screen.
+ */
+function finishProviderSignIn(): Promise<unknown> {
+  return api.finishSignIn().then(
+    () => history.replaceState(null, '', `/${returnTo}`),
+    (error: Error) => {
+      loginNotice = { text: error.message, kind: 'error' };
+      history.replaceState(null, '', '/#/login');
+    },
+  );
+}
+
 onSessionExpired((message) => {
   // Several may learn it at once (a request, and the live stream renewing its token): the first
   // sends the person to log in, with where they were; the login screen is not drawn again under
@@ -166,21 +181,10 @@ onSessionExpired((message) => {
 // once: the second would render the set-password screen again, after its token has been taken out.
 // A session this browser already has (a reload, another tab) is taken up before any screen is
 // rendered: the first, and one the address moved to meanwhile. Only when there may be one
-// (session.ts): a visitor who is not signed in sends no refresh that could only be refused.
-// Back from a provider (`?flow=…#code=…`, see views/provider-buttons.ts): that sign-in is finished
-// first, and the address is put back to a screen of the router's, without the code.
+// (session.ts): a visitor who is not signed in sends no refresh that could only be refused. A
+// browser back from a provider has the session of that sign-in instead.
 const resumed = new URLSearchParams(location.search).has('flow')
-  ? api.finishSignIn().then(
-      (session) => {
-        history.replaceState(null, '', `/${returnTo}`);
-        return session;
-      },
-      (error: Error) => {
-        loginNotice = { text: error.message, kind: 'error' };
-        history.replaceState(null, '', '/#/login');
-        return undefined;
-      },
-    )
+  ? finishProviderSignIn()
   : mayBeSignedIn()
     ? api.resume().then(
         (session) => {
