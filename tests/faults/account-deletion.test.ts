@@ -65,8 +65,10 @@ function canonical(value: unknown): string {
 }
 
 const idText = (value: unknown) => (value instanceof mongoose.Types.ObjectId ? value.toHexString() : String(value));
+/** A user's: by one of its id fields, or by an `_id` of `<kind>:<user id>` (identity's e-mail links). */
 const belongsTo = (doc: Record<string, unknown>, userId: string) =>
-  [doc._id, doc.authorId, doc.ownerId, doc.userId].some((v) => v !== undefined && idText(v) === userId);
+  [doc._id, doc.authorId, doc.ownerId, doc.userId].some((v) => v !== undefined && idText(v) === userId) ||
+  idText(doc._id).endsWith(`:${userId}`);
 
 /** Every database and the bucket, as lines, leaving out `except`'s data. */
 async function everything(except?: PopulatedAccount): Promise<string[]> {

@@ -141,6 +141,7 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
     deletions,
     passwords,
     retireResets: resets.retire,
+    welcome: verifications.welcome,
   });
   const changes = createEmailChanges({
     ...mail,
@@ -165,7 +166,7 @@ export async function createApp({ config, connection, logger, mailer, reach }: D
     logger,
     routers: [
       authRoutes(
-        { accounts, resets, sessions, profiles, verifications },
+        { accounts, resets, sessions, profiles },
         {
           tokens: verifier,
           bcrypt: passwordWork,

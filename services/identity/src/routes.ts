@@ -25,7 +25,6 @@ import Router from '@koa/router';
 import type { Accounts } from './accounts/accounts';
 import { messages, normalizeEmail, toCredentials } from './accounts/credentials';
 import { type Profiles, toDisplayName, toUserIds } from './accounts/profiles';
-import type { EmailVerifications } from './email/email-verification';
 import type { KnownClients } from './login-defence/known-clients';
 import type { PasswordResets } from './password-reset/password-reset';
 import { proofOf, requestClients } from './request-client';
@@ -39,14 +38,7 @@ export function authRoutes(
     resets,
     sessions,
     profiles,
-    verifications,
-  }: {
-    accounts: Accounts;
-    resets: PasswordResets;
-    sessions: Sessions;
-    profiles: Profiles;
-    verifications: Pick<EmailVerifications, 'welcome'>;
-  },
+  }: { accounts: Accounts; resets: PasswordResets; sessions: Sessions; profiles: Profiles },
   {
     tokens,
     bcrypt,
@@ -72,9 +64,6 @@ export function authRoutes(
       cookies.answer(ctx, await accounts.register(credentials, clientOf(ctx), toDisplayName(body.displayName)));
       known.loggedIn(ctx, credentials.email);
       ctx.status = 201;
-      // The first verification link goes once the answer is out (none without SMTP), and goes
-      // even if the client left meanwhile: the account exists.
-      ctx.res.once('close', () => verifications.welcome(credentials.email));
     },
   );
 

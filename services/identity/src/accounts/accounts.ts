@@ -87,6 +87,7 @@ export function createAccounts({
   deletions,
   passwords,
   retireResets,
+  welcome,
   now = Date.now,
 }: {
   users: UserModel;
@@ -98,6 +99,8 @@ export function createAccounts({
   passwords: PasswordStore;
   /** After a successful login: the account's outstanding reset token stops working. */
   retireResets: (userId: string) => Promise<void>;
+  /** After a registration: the first link to verify the address, sent without waiting for it. */
+  welcome: (userId: string, email: string) => void;
 }): Accounts {
   // An unknown e-mail waits as long as a compare takes (compare-clock.ts), so the answer takes as
   // long as a wrong password's; the clock's first measure is against a hash of the same cost.
@@ -119,7 +122,9 @@ export function createAccounts({
         if (isDuplicateKey(err)) throw new HttpError(400, messages.alreadyRegistered, { cause: err });
         throw err;
       }
-      return { ...(await sessions.start(userId, client.userAgent)), emailVerified: false };
+      const session = await sessions.start(userId, client.userAgent);
+      welcome(userId, email);
+      return { ...session, emailVerified: false };
     },
 
     async login(credentials, { address: clientAddress, userAgent, passwordTurn, device }) {

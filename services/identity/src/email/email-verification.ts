@@ -26,8 +26,11 @@ export interface VerifiedAddress {
 }
 
 export interface EmailVerifications {
-  /** After a registration has answered: the first link, to the new account (nothing without SMTP). */
-  welcome(email: string): void;
+  /**
+   * The first link, to a new account, sent without the registration waiting for it (nothing
+   * without SMTP). The account is new, so it is unverified: nothing is read.
+   */
+  welcome(userId: string, email: string): void;
   /** A new link to the caller's address: 503 without SMTP, 409 once verified, 429 within the pace. */
   request(userId: string): Promise<void>;
   /** Marks the token's account verified, once; 400 with one message for any token that cannot. */
@@ -75,13 +78,9 @@ export function createEmailVerifications({
   const logFailure = (err: unknown) => logger.warn({ err }, 'could not send an e-mail verification link');
 
   return {
-    welcome(email) {
+    welcome(userId, email) {
       if (!mailer) return;
-      const first = async () => {
-        const user = await users.findOne({ email }, { _id: 1, emailVerified: 1 }).lean();
-        if (!user || user.emailVerified === true) return;
-        await mailer.send(verificationMail(email, await issueLink(user._id.toHexString(), email), ttlMs));
-      };
+      const first = async () => mailer.send(verificationMail(email, await issueLink(userId, email), ttlMs));
       void first().catch(logFailure);
     },
 
