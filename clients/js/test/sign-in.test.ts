@@ -11,8 +11,7 @@ import {
   signInAtProvider,
   startTestSystem,
   TEST_FRONTEND_ORIGIN,
-  TEST_OIDC_CLIENT,
-  testOidcIssuer,
+  testOidcSettings,
 } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type ApiError, createContentClient, SignInError } from '../src/index.js';
@@ -24,14 +23,7 @@ const back = `${TEST_FRONTEND_ORIGIN}/signed-in?from=test`;
 
 beforeAll(async () => {
   system = await startTestSystem({
-    env: {
-      AUTH_RATE_LIMIT: '0',
-      OIDC_PROVIDERS: 'test',
-      OIDC_TEST_ISSUER: testOidcIssuer(),
-      OIDC_TEST_CLIENT_ID: TEST_OIDC_CLIENT.id,
-      OIDC_TEST_CLIENT_SECRET: TEST_OIDC_CLIENT.secret,
-      OIDC_TEST_NAME: 'Test',
-    },
+    env: testOidcSettings(),
   });
   base = system.gatewayUrl;
   await eventually(

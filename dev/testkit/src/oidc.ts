@@ -4,6 +4,8 @@
  * that a test can stop where the provider sends the browser back to us.
  */
 
+import { TEST_OIDC_CLIENT } from './constants';
+
 export interface ProviderLogin {
   /** The subject: the same name is the same person at the provider. */
   name: string;
@@ -18,6 +20,21 @@ export function testOidcIssuer(): string {
   const issuer = process.env.TEST_OIDC_ISSUER;
   if (!issuer) throw new Error('TEST_OIDC_ISSUER is not set: the test kit starts the provider in its global setup');
   return issuer;
+}
+
+/**
+ * A system's settings for signing in with the test run's provider, as provider `test` whose button
+ * says "Test", and no auth rate limit (a suite signs in many times from one address).
+ */
+export function testOidcSettings(): Record<string, string> {
+  return {
+    AUTH_RATE_LIMIT: '0',
+    OIDC_PROVIDERS: 'test',
+    OIDC_TEST_ISSUER: testOidcIssuer(),
+    OIDC_TEST_CLIENT_ID: TEST_OIDC_CLIENT.id,
+    OIDC_TEST_CLIENT_SECRET: TEST_OIDC_CLIENT.secret,
+    OIDC_TEST_NAME: 'Test',
+  };
 }
 
 /**

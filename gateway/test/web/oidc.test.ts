@@ -6,7 +6,7 @@
  * takeover, unlinking and the failures of the flow, each as a browser meets them.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { eventually, TEST_OIDC_CLIENT, TEST_OIDC_OTHER_CLIENT, testOidcIssuer } from '@cs/testkit';
+import { eventually, TEST_OIDC_OTHER_CLIENT, testOidcSettings } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
 import { type BrowserSuite, startBrowserSuite } from './browser';
@@ -18,14 +18,7 @@ let landing: string;
 let context: BrowserContext | undefined;
 
 beforeAll(async () => {
-  web = await startBrowserSuite('oidc', {
-    AUTH_RATE_LIMIT: '0',
-    OIDC_PROVIDERS: 'test',
-    OIDC_TEST_ISSUER: testOidcIssuer(),
-    OIDC_TEST_CLIENT_ID: TEST_OIDC_CLIENT.id,
-    OIDC_TEST_CLIENT_SECRET: TEST_OIDC_CLIENT.secret,
-    OIDC_TEST_NAME: 'Test',
-  });
+  web = await startBrowserSuite('oidc', testOidcSettings());
   ({ origin } = web);
   landing = `${origin}/signed-in`;
   await eventually(

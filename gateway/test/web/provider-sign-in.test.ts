@@ -5,7 +5,7 @@
  * verifier, kept in localStorage only while the person is away, with the challenge made from it.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { TEST_OIDC_CLIENT, testOidcIssuer } from '@cs/testkit';
+import { testOidcSettings } from '@cs/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
 import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
@@ -15,14 +15,7 @@ let web: BrowserSuite;
 let context: BrowserContext;
 
 beforeAll(async () => {
-  web = await startBrowserSuite('provider', {
-    AUTH_RATE_LIMIT: '0',
-    OIDC_PROVIDERS: 'test',
-    OIDC_TEST_ISSUER: testOidcIssuer(),
-    OIDC_TEST_CLIENT_ID: TEST_OIDC_CLIENT.id,
-    OIDC_TEST_CLIENT_SECRET: TEST_OIDC_CLIENT.secret,
-    OIDC_TEST_NAME: 'Test',
-  });
+  web = await startBrowserSuite('provider', testOidcSettings());
 }, 90_000);
 afterAll(async () => {
   await web?.stop();
