@@ -22,6 +22,7 @@ const WORKSPACES = [
   'libs/log',
   'libs/mongo',
   'libs/outbox',
+  'libs/search',
   'libs/service',
   'libs/storage',
   'dev/devstack',

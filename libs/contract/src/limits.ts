@@ -38,6 +38,9 @@ export const LIMITS = {
    * to this many: a person with more gets the rest through the Link header.
    */
   myPostsPageMax: 100,
+  /** A search (`q`): its length in characters, and its words (a quoted phrase's count one each). */
+  searchQueryMax: 200,
+  searchWordsMax: 10,
 } as const;
 
 /** A record identifier as the database writes it: 24 hex digits (either case). */

@@ -10,6 +10,10 @@ export const requestMessages = {
   nul: (field: string) => `${field} must not contain the character U+0000`,
 } as const;
 
+export const searchMessages = {
+  tooLong: `q must be at most ${LIMITS.searchQueryMax} characters and ${LIMITS.searchWordsMax} words`,
+} as const;
+
 export const credentialMessages = {
   required: 'Email and password are required',
   notStrings: 'Email and password must be strings',
