@@ -2226,6 +2226,8 @@ export interface operations {
                 author?: string;
                 /** @description `newest` (the default: by createdAt, newest first), `oldest` (its reverse), or `title` (case-folded, A to Z; equal titles newest first, then by id). Any case; anything else is ignored and the list is newest first. */
                 sort?: "newest" | "oldest" | "title";
+                /** @description Search the published posts (title, body, tags): every word must match, case and diacritics folded; the last word also as a prefix (from 2 letters), a word of 5 letters or more also with one letter added, dropped or changed, and a "quoted phrase" word for word. Best matches first, newest first among equals; it combines with `tag` and `author`, pages as the list does, and `sort` is ignored. At most 200 characters and 10 words (400); empty, or with no word in it, is as if absent. */
+                q?: string;
             };
             header?: {
                 /** @description An ETag from an earlier answer. */
@@ -2258,6 +2260,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
@@ -2312,6 +2315,8 @@ export interface operations {
     myPosts: {
         parameters: {
             query?: {
+                /** @description Search the caller’s posts of both statuses (title, body, tags): every word must match, case and diacritics folded; the last word also as a prefix (from 2 letters), a word of 5 letters or more also with one letter added, dropped or changed, and a "quoted phrase" word for word. Best matches first, newest first among equals; further pages through the Link header. At most 200 characters and 10 words (400); empty, or with no word in it, is as if absent. */
+                q?: string;
                 /** @description How many to give, 1 to 100 (default 100); a larger number gives 100. */
                 limit?: string;
                 /** @description Where the page starts: from the Link header of the page before. 400 when it is not one. */
@@ -2577,6 +2582,8 @@ export interface operations {
     listNotes: {
         parameters: {
             query?: {
+                /** @description Search the caller’s notes (title and body): every word must match, case and diacritics folded; the last word also as a prefix (from 2 letters), a word of 5 letters or more also with one letter added, dropped or changed, and a "quoted phrase" word for word. Best matches first, newest first among equals; further pages through the Link header. At most 200 characters and 10 words (400); empty, or with no word in it, is as if absent. */
+                q?: string;
                 /** @description How many to give, 1 to 100 (default 20); a larger number gives 100. */
                 limit?: string;
                 /** @description Where the page starts: from the Link header of the page before. 400 when it is not one. */

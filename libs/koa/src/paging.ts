@@ -30,9 +30,17 @@ export function readPageQuery<C>(
   return { limit, after };
 }
 
-/** Sets the Link header to the page after this one, when there is one. */
-export function linkNext(ctx: AppContext, limit: number, next: string | undefined): void {
+/**
+ * Sets the Link header to the page after this one, when there is one. `keep`: the query's other
+ * parameters that the next page needs too (a search's `q`).
+ */
+export function linkNext(
+  ctx: AppContext,
+  limit: number,
+  next: string | undefined,
+  keep: Record<string, string> = {},
+): void {
   if (next === undefined) return;
-  const query = new URLSearchParams({ limit: String(limit), cursor: next });
+  const query = new URLSearchParams({ ...keep, limit: String(limit), cursor: next });
   ctx.set('Link', `<${ctx.path}?${query}>; rel="next"`);
 }

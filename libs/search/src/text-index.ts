@@ -56,6 +56,11 @@ export class TextIndex {
     return this.indexed.get(id)?.version;
   }
 
+  /** The ids of the records indexed. */
+  ids(): IterableIterator<string> {
+    return this.indexed.keys();
+  }
+
   /** Indexes the record's `fields` at `version`, unless it is indexed at that version or a newer one. */
   set(id: string, version: number, fields: Readonly<Record<string, string>>): void {
     const known = this.indexed.get(id);

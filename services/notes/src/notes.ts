@@ -13,13 +13,29 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Cursor, findPage, insertTogether, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import {
+  type Cursor,
+  findPage,
+  insertTogether,
+  ownedDocuments,
+  type Page,
+  type SearchPageQuery,
+  searchPage,
+  type Turns,
+} from '@cs/mongo';
+import type { SearchQuery } from '@cs/search';
 import { Types } from 'mongoose';
 import type { FilesClient } from './files-client';
 import { messages } from './messages';
 import { NOTE_FIELDS, type Note, type NoteModel, type NoteRecord, toNote } from './model';
 import type { NoteEvents } from './note-events';
 import type { ReleaseOutbox } from './release-outbox';
+
+/** What a search of notes reads (a note's title and body), and a match in the title counts twice. */
+const NOTE_SEARCH = {
+  boosts: { title: 2, body: 1 },
+  texts: (record: NoteRecord) => ({ title: record.title, body: record.body }),
+} as const;
 
 export interface NoteInput {
   title: string;
@@ -89,6 +105,11 @@ export function createNotes({
     /** One page of the caller's notes, newest first, and the cursor after it when there are more. */
     async list(authorId: string, query: PageQuery<Cursor>): Promise<Page<Note>> {
       return findPage(notes, { authorId }, NOTE_FIELDS, query, toNote);
+    },
+
+    /** One page of the caller's notes that match `search` (title and body), best first. */
+    async search(authorId: string, search: SearchQuery, page: SearchPageQuery): Promise<Page<Note>> {
+      return searchPage(notes, { authorId }, { fields: NOTE_FIELDS, query: search, ...NOTE_SEARCH }, page, toNote);
     },
 
     async get(id: string, authorId: string): Promise<Note> {

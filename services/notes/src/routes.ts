@@ -14,7 +14,8 @@ import {
   validateParam,
   writesInTurn,
 } from '@cs/koa';
-import { decodeCursor } from '@cs/mongo';
+import { decodeCursor, decodeSearchCursor } from '@cs/mongo';
+import { readSearch } from '@cs/search';
 import Router from '@koa/router';
 import { messages } from './messages';
 import { toNoteChanges, toNoteInput } from './note-input';
@@ -51,11 +52,17 @@ export function noteRoutes(
   );
 
   router.get('/api/notes', failureMessage(messages.fetchFailed), async (ctx) => {
-    const query = readPageQuery(ctx.query, {
-      defaultLimit: LIMITS.notesPageDefault,
-      maxLimit: LIMITS.notesPageMax,
-      decode: decodeCursor,
-    });
+    const pages = { defaultLimit: LIMITS.notesPageDefault, maxLimit: LIMITS.notesPageMax };
+    const q = [ctx.query.q].flat()[0];
+    const search = readSearch(q);
+    if (search) {
+      const query = readPageQuery(ctx.query, { ...pages, decode: decodeSearchCursor });
+      const { items, next } = await notes.search(caller(ctx), search, query);
+      linkNext(ctx, query.limit, next, { q: q as string });
+      ctx.body = items;
+      return;
+    }
+    const query = readPageQuery(ctx.query, { ...pages, decode: decodeCursor });
     const { items, next } = await notes.list(caller(ctx), query);
     linkNext(ctx, query.limit, next);
     ctx.body = items;

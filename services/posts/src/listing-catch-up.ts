@@ -70,20 +70,26 @@ export async function settled(loggedAt: number): Promise<void> {
 
 /**
  * `readPost`: one post's state, read now. `applyRead`: applies such a state to the index and to
- * the kept texts. `forgetTexts`: the kept texts go (anything may have changed).
+ * what is kept beside it (texts, words). `removeAuthor`: the same for an author's removal.
+ * `forgetTexts`: what is kept beside the index goes (anything may have changed). `follow`: brings
+ * what is kept beside the index to a whole read, before the index read so answers reads.
  */
 export function createCatchUp({
   posts,
   log,
   readPost,
   applyRead,
+  removeAuthor,
   forgetTexts,
+  follow,
 }: {
   posts: PostModel;
   log: ListingLog;
   readPost: (id: string) => Promise<PostRecord | null>;
   applyRead: (index: ListingIndex, id: string, record: PostRecord | null) => boolean;
+  removeAuthor: (index: ListingIndex, authorId: string) => void;
   forgetTexts: () => void;
+  follow: (records: PlacedRecord[], before: ListingIndex | undefined) => Promise<void>;
 }): CatchUp {
   let state: State | undefined;
 
@@ -97,6 +103,7 @@ export function createCatchUp({
     const seq = await log.head();
     const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
     if (fresh) forgetTexts();
+    await follow(records, state?.index);
     state = { index: new ListingIndex(records), seq, applied: new Set(), readAt, checkedAt };
     return state;
   }
@@ -136,7 +143,7 @@ export function createCatchUp({
 
     const changedPosts = new Set<string>();
     for (const change of entries.flatMap(({ changes }) => changes)) {
-      if ('authorId' in change) current.index.removeAuthor(change.authorId);
+      if ('authorId' in change) removeAuthor(current.index, change.authorId);
       if ('postId' in change) changedPosts.add(change.postId);
     }
     const ids = [...changedPosts];
@@ -200,7 +207,7 @@ export function createCatchUp({
         if (state === current) state = undefined;
         return;
       }
-      if ('authorId' in change) current.index.removeAuthor(change.authorId);
+      if ('authorId' in change) removeAuthor(current.index, change.authorId);
       if ('postId' in change && written !== undefined) applyRead(current.index, change.postId, written);
       else if (!('authorId' in change)) return;
       current.applied.add(seq);

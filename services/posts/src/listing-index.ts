@@ -73,7 +73,7 @@ function placed(record: PlacedRecord): Placed {
 }
 
 /** Negative when `a` is listed before `b`, newest first. */
-function newest(a: Placed, b: Placed): number {
+export function newest(a: Placed, b: Placed): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
@@ -159,12 +159,14 @@ export class ListingIndex {
     return true;
   }
 
-  /** The author's account is gone, and with it every post of theirs. */
-  removeAuthor(authorId: string): void {
-    for (const post of [...(this.byAuthor.get(authorId) ?? [])]) {
+  /** The author's account is gone, and with it every post of theirs: returns the ids unlisted. */
+  removeAuthor(authorId: string): string[] {
+    const theirs = [...(this.byAuthor.get(authorId) ?? [])];
+    for (const post of theirs) {
       this.unlist(post.id);
       this.unlisted.set(post.id, DELETED);
     }
+    return theirs.map((post) => post.id);
   }
 
   private place(post: Placed): void {

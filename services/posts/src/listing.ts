@@ -25,10 +25,12 @@
  * texts of the posts on its pages are kept apart, by version (listing-texts.ts).
  */
 import type { Bulkhead } from '@cs/koa';
+import type { SearchQuery } from '@cs/search';
 import type { Connection } from 'mongoose';
 import { createCatchUp, settled } from './listing-catch-up';
-import type { ListFilter, ListingIndex, Placed, PlacedRecord } from './listing-index';
+import { type ListFilter, type ListingIndex, newest, type Placed, type PlacedRecord } from './listing-index';
 import { type Change, createListingLog, type ListingLog } from './listing-log';
+import { createListingSearch } from './listing-search';
 import { createKeptTexts } from './listing-texts';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord } from './model';
 import type { PostSort } from './terms';
@@ -44,6 +46,13 @@ export interface PageQuery extends ListFilter {
   sort?: PostSort;
 }
 
+/** A search of the listed posts: `offset` and `limit` into those that match, best first. */
+export interface SearchPageQuery extends ListFilter {
+  query: SearchQuery;
+  offset: number;
+  limit: number;
+}
+
 export interface ListedPage {
   posts: Post[];
   total: number;
@@ -55,6 +64,11 @@ export interface Listing {
    * many of those are listed in all.
    */
   page(query: PageQuery, client: string): Promise<ListedPage>;
+  /**
+   * The listed posts that match the search, of `tag` and `authorId` when given, best first and
+   * newest first among equals: those at `offset` (up to `limit`), and how many match in all.
+   */
+  search(query: SearchPageQuery, client: string): Promise<ListedPage>;
   /**
    * The post, when it is published as of every change acknowledged before this read began, from
    * the kept texts when they hold it at its version; undefined when it is not listed (a draft, a
@@ -95,19 +109,50 @@ export function createListing(
   log: ListingLog = createListingLog(posts.db),
 ): Listing {
   const texts = createKeptTexts();
+  const words = createListingSearch(posts);
 
-  /** A post's state, read just now, applied to the index and to the kept texts. */
+  /** A post's state, read just now, applied to the index, to the kept texts and to the words. */
   function applyRead(index: ListingIndex, id: string, record: PostRecord | null): boolean {
     const changed = index.apply(id, record as PlacedRecord | null);
     if (changed) {
       if (record?.status === 'published') texts.keep(record);
       else texts.drop(id);
+      words.apply(id, record);
     }
     return changed;
   }
 
   const readPost = (id: string) => posts.findById(id, FIELDS).lean<PostRecord>();
-  const freshness = createCatchUp({ posts, log, readPost, applyRead, forgetTexts: () => texts.clear() });
+  const freshness = createCatchUp({
+    posts,
+    log,
+    readPost,
+    applyRead,
+    removeAuthor: (index, authorId) => words.drop(index.removeAuthor(authorId)),
+    forgetTexts: () => {
+      texts.clear();
+      words.clear();
+    },
+    follow: (records, before) => words.follow(records, before),
+  });
+
+  /** The page at `offset` (up to `limit`) of `list`, with its posts' texts, cut again if they changed meanwhile. */
+  async function pageOf(
+    index: ListingIndex,
+    list: () => readonly Placed[],
+    offset: number,
+    limit: number,
+    sort: PostSort,
+    client: string,
+  ): Promise<ListedPage> {
+    for (let cut = 1; ; cut++) {
+      const listed = list();
+      const total = listed.length;
+      const posts = offset >= total ? [] : await textsOf(index, sliceOf(listed, offset, limit, sort), client);
+      if (posts) return { posts, total };
+      if (cut === CUTS) throw new Error(`the list kept changing while page ${offset}/${limit} was cut`);
+    }
+  }
 
   /**
    * The texts of `slice`, from those kept or read now; undefined when a read shows the index
@@ -141,13 +186,26 @@ export function createListing(
   return {
     async page({ offset, limit, tag, authorId, sort = 'newest' }, client) {
       const { index } = await freshness.caughtUp();
-      for (let cut = 1; ; cut++) {
-        const list = index.list({ tag, authorId }, sort === 'title' ? 'title' : 'newest');
-        const total = list.length;
-        const posts = offset >= total ? [] : await textsOf(index, sliceOf(list, offset, limit, sort), client);
-        if (posts) return { posts, total };
-        if (cut === CUTS) throw new Error(`the list kept changing while page ${offset}/${limit} was cut`);
-      }
+      const order = sort === 'title' ? 'title' : 'newest';
+      return pageOf(index, () => index.list({ tag, authorId }, order), offset, limit, sort, client);
+    },
+
+    async search({ query, offset, limit, tag, authorId }, client) {
+      const { index } = await freshness.caughtUp();
+      // What the listing lists, and only that: the words may hold a post a moment longer.
+      const matching = () => {
+        const found: { placed: Placed; score: number }[] = [];
+        for (const { id, score } of words.find(query)) {
+          const placed = index.placed(id);
+          if (!placed) continue;
+          if (tag !== undefined && !placed.tags.includes(tag)) continue;
+          if (authorId !== undefined && placed.authorId !== authorId) continue;
+          found.push({ placed, score });
+        }
+        found.sort((a, b) => b.score - a.score || newest(a.placed, b.placed));
+        return found.map(({ placed }) => placed);
+      };
+      return pageOf(index, matching, offset, limit, 'newest', client);
     },
 
     async published(id, client) {

@@ -2,6 +2,7 @@
  * Turning what a client sent into what the domain accepts. Pure functions: no I/O. A body has met
  * its schema (`@cs/contract`) before it gets here; the query string's rules are these.
  */
+import { readSearch, type SearchQuery } from '@cs/search';
 import { AUTHOR_ID, POST_LIMITS, type PostSort, type PostStatus, SORTS, TAG } from './terms';
 
 export interface ListQuery {
@@ -11,6 +12,8 @@ export interface ListQuery {
   /** Only this author's posts (an account id, lowercase). */
   author: string | undefined;
   sort: PostSort;
+  /** The words searched for (`q`): the best matches first, and `sort` ignored. */
+  search: SearchQuery | undefined;
 }
 
 /** A positive integer as written in a query string, else undefined. */
@@ -27,7 +30,8 @@ function matching(raw: unknown, pattern: RegExp): string | undefined {
 
 /**
  * page and limit fall back to their defaults; limit is capped at 50; a bad tag is ignored, and so,
- * in the same way, are a bad author and a bad sort (the contract's newest first stays).
+ * in the same way, are a bad author and a bad sort (the contract's newest first stays). A `q` past
+ * its bounds is 400 (`readSearch`).
  */
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const page = positiveInteger(query.page, POST_LIMITS.pageMax) ?? POST_LIMITS.pageDefault;
@@ -39,6 +43,7 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
     tag: matching(query.tag, TAG),
     author: matching(query.author, AUTHOR_ID),
     sort: sort ?? 'newest',
+    search: readSearch(query.q),
   };
 }
 

@@ -10,13 +10,25 @@
  */
 import { HttpError } from '@cs/errors';
 import type { PageQuery } from '@cs/koa';
-import { type Change, type Cursor, findPage, insertTogether, ownedDocuments, type Page, type Turns } from '@cs/mongo';
+import {
+  type Change,
+  type Cursor,
+  findPage,
+  insertTogether,
+  ownedDocuments,
+  type Page,
+  type SearchPageQuery,
+  searchPage,
+  type Turns,
+} from '@cs/mongo';
+import type { SearchQuery } from '@cs/search';
 import { Types } from 'mongoose';
 import type { Listing } from './listing';
 import { POST_FIELDS, type Post, type PostModel, type PostRecord, toPost } from './model';
 import type { PostEvents } from './post-events';
 import type { ListQuery, NewPost, PostChanges } from './post-input';
 import type { PublicChanges } from './public-changes';
+import { POST_SEARCH } from './search-fields';
 import { messages } from './terms';
 
 export interface PostPage {
@@ -73,15 +85,22 @@ export function createPosts(posts: PostModel, turns: Turns, { listing, events, p
      * Published posts in the order asked (newest first by default), of the tag and of the author
      * when given. `client` is whose turn a lookup takes.
      */
-    async listPublished({ page, limit, tag, author, sort }: ListQuery, client: string): Promise<PostPage> {
+    async listPublished({ page, limit, tag, author, sort, search }: ListQuery, client: string): Promise<PostPage> {
       const offset = (page - 1) * limit;
-      const { posts: list, total } = await listing.page({ offset, limit, tag, authorId: author, sort }, client);
+      const { posts: list, total } = search
+        ? await listing.search({ query: search, offset, limit, tag, authorId: author }, client)
+        : await listing.page({ offset, limit, tag, authorId: author, sort }, client);
       return { posts: list, total, page, pages: Math.ceil(total / limit) };
     },
 
     /** One page of the caller's posts of both statuses, newest first, and the cursor after it. */
     async listMine(authorId: string, query: PageQuery<Cursor>): Promise<Page<Post>> {
       return findPage(posts, { authorId }, POST_FIELDS, query, toPost);
+    },
+
+    /** One page of the caller's posts of both statuses that match `search`, best first. */
+    async searchMine(authorId: string, search: SearchQuery, page: SearchPageQuery): Promise<Page<Post>> {
+      return searchPage(posts, { authorId }, { fields: POST_FIELDS, query: search, ...POST_SEARCH }, page, toPost);
     },
 
     /**

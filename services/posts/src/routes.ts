@@ -25,7 +25,8 @@ import {
   validateParam,
   writesInTurn,
 } from '@cs/koa';
-import { decodeCursor } from '@cs/mongo';
+import { decodeCursor, decodeSearchCursor } from '@cs/mongo';
+import { readSearch } from '@cs/search';
 import Router from '@koa/router';
 import { parseListQuery, toNewPost, toPostChanges, toPostPatch, toTags } from './post-input';
 import type { Posts } from './posts';
@@ -59,12 +60,19 @@ export function postRoutes(posts: Posts, { tokens, accounts, writes }: PostRoute
   // Matched before /:id, so "my-posts" is never read as an id.
   router.get('/my-posts', auth, failureMessage(messages.fetchFailed), async (ctx) => {
     // The contract's list of every post, capped: the rest, if any, through the Link header.
-    const query = readPageQuery(ctx.query, {
-      defaultLimit: LIMITS.myPostsPageMax,
-      maxLimit: LIMITS.myPostsPageMax,
-      decode: decodeCursor,
-    });
-    const { items, next } = await posts.listMine(ctx.state.userId as string, query);
+    const pages = { defaultLimit: LIMITS.myPostsPageMax, maxLimit: LIMITS.myPostsPageMax };
+    const userId = ctx.state.userId as string;
+    const q = [ctx.query.q].flat()[0];
+    const search = readSearch(q);
+    if (search) {
+      const query = readPageQuery(ctx.query, { ...pages, decode: decodeSearchCursor });
+      const { items, next } = await posts.searchMine(userId, search, query);
+      linkNext(ctx, query.limit, next, { q: q as string });
+      ctx.body = items;
+      return;
+    }
+    const query = readPageQuery(ctx.query, { ...pages, decode: decodeCursor });
+    const { items, next } = await posts.listMine(userId, query);
     linkNext(ctx, query.limit, next);
     ctx.body = items;
   });

@@ -3,6 +3,7 @@ import { LIMITS } from '../limits';
 import { slot } from './examples';
 import { alsoServedAt, operation, type PathId } from './operation';
 import { ref } from './responses';
+import { searchParam } from './search';
 
 const NOTE_ID: PathId = {
   description: 'The note’s record identifier (24 hex digits; anything else is 400).',
@@ -18,6 +19,7 @@ export const notesPaths = {
       tag: 'notes',
       auth: 'required',
       paged: { defaultLimit: LIMITS.notesPageDefault, maxLimit: LIMITS.notesPageMax },
+      query: [searchParam('the caller’s notes (title and body)', 'further pages through the Link header.')],
       ok: { status: 200, description: 'The notes.', schema: { type: 'array', items: ref('Note') } },
     }),
     post: operation({

@@ -4,6 +4,7 @@ import * as s from '../schemas';
 import { slot } from './examples';
 import { operation, type PathId } from './operation';
 import { ref } from './responses';
+import { searchParam } from './search';
 
 const POST_ID: PathId = {
   description: 'The post’s record identifier (24 hex digits; anything else is 400).',
@@ -36,7 +37,12 @@ export const postsPaths = {
             '`newest` (the default: by createdAt, newest first), `oldest` (its reverse), or `title` (case-folded, A to Z; equal titles newest first, then by id). Any case; anything else is ignored and the list is newest first.',
           schema: { type: 'string', enum: s.POST_SORTS },
         },
+        searchParam(
+          'the published posts (title, body, tags)',
+          'it combines with `tag` and `author`, pages as the list does, and `sort` is ignored.',
+        ),
       ],
+      errors: ['BadRequest'],
       ok: { status: 200, description: 'One page.', schema: ref('PostPage') },
       cached: true,
     }),
@@ -58,6 +64,12 @@ export const postsPaths = {
       tag: 'posts',
       auth: 'required',
       paged: { defaultLimit: LIMITS.myPostsPageMax, maxLimit: LIMITS.myPostsPageMax },
+      query: [
+        searchParam(
+          'the caller’s posts of both statuses (title, body, tags)',
+          'further pages through the Link header.',
+        ),
+      ],
       ok: { status: 200, description: 'The posts.', schema: { type: 'array', items: ref('Post') } },
     }),
   },
