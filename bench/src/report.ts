@@ -17,9 +17,11 @@ import { notModifiedRows } from './scenarios/not-modified';
 import { observabilityRows } from './scenarios/observability';
 import { publicListRows } from './scenarios/public-list';
 import { type RealtimeReport, realtimeRows } from './scenarios/realtime';
+import type { SearchReport } from './scenarios/search';
 import { type SessionsReport, sessionRows } from './scenarios/sessions';
 import { uploadLinkRows } from './scenarios/upload-links';
 import { volumeRows } from './scenarios/volume';
+import { searchRows, searchSection } from './search/report';
 
 /**
  * Writes latest.{json,md}. A scenario run alone (BENCH_ONLY) replaces its own figures and keeps
@@ -45,6 +47,7 @@ function markdown(r: Report): string {
   const sessions = s.sessions as SessionsReport | undefined;
   const realtime = s.realtime as RealtimeReport | undefined;
   const pocketbase = s.pocketbase as PocketBaseReport | undefined;
+  const search = s.search as SearchReport | undefined;
   const rows = [
     ...(s.gatewayHop ? everyScenarioRows(s) : []),
     ...(s.uploadsOneProcess ? uploadLinkRows(s.uploadsOneProcess, ', every part in one process') : []),
@@ -52,6 +55,7 @@ function markdown(r: Report): string {
     ...(sessions ? sessionRows(sessions) : []),
     ...(realtime ? realtimeRows(realtime) : []),
     ...(pocketbase ? pocketbaseRows(pocketbase) : []),
+    ...(search ? searchRows(search) : []),
   ];
   const m = r.machine;
   return [
@@ -71,6 +75,7 @@ function markdown(r: Report): string {
     '',
     ...(attacks ? [attackSection(attacks)] : []),
     ...(pocketbase ? [pocketbaseSection(pocketbase)] : []),
+    ...(search ? [searchSection(search)] : []),
   ].join('\n');
 }
 

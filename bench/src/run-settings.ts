@@ -28,6 +28,8 @@ export const BCRYPT_COST = process.env.BENCH_BCRYPT_COST ?? '12';
 /** Scenario 14: the posts on each system, and the restarts of each for the time to ready. */
 export const PB_POSTS = Number(process.env.BENCH_PB_POSTS ?? 10_000);
 export const PB_STARTS = Number(process.env.BENCH_PB_STARTS ?? 3);
+/** The search benchmark's sizes, in posts, in order: each adds posts to the one before. */
+export const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? '10000,100000').split(',').map(Number);
 /** Our own versitygw's credentials, or those of the S3 server named by S3_ENDPOINT. */
 export const S3 = s3Settings('content-bench');
 /** Every scenario's clients, unless it says otherwise. */

@@ -11,6 +11,7 @@
  * BENCH_REVOCATIONS (10000), BENCH_SESSIONS (1000) (scenario 12, scenarios/sessions.ts),
  * BENCH_STREAMS (10000), BENCH_SUBSCRIBERS (1000), BENCH_DELIVERY_S (20) (scenario 13, scenarios/realtime.ts),
  * BENCH_PB_POSTS (10000), BENCH_PB_STARTS (3) (scenario 14, scenarios/pocketbase.ts),
+ * BENCH_SEARCH_SIZES (10000,100000) (search beside PocketBase, scenarios/search.ts: BENCH_ONLY=search alone),
  * BENCH_ONLY=attacks, sessions, realtime or pocketbase: scenario 11, 12, 13 or 14 alone, its report in
  * place of the whole run's; BENCH_ONLY=uploads: scenario 5 alone, every part in one process. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
  * system as `npm start` does, servers included.
@@ -35,6 +36,7 @@ import {
   PB_STARTS,
   ROUNDS,
   S3,
+  SEARCH_SIZES,
   SECRET,
   SOAK_S,
   VOLUMES,
@@ -50,6 +52,7 @@ import { observability } from './scenarios/observability';
 import { runPocketBase } from './scenarios/pocketbase';
 import { publicList } from './scenarios/public-list';
 import { runRealtime } from './scenarios/realtime';
+import { runSearch } from './scenarios/search';
 import { runSessions } from './scenarios/sessions';
 import { measureUploadLinks, runUploadLinks } from './scenarios/upload-links';
 import { volumeAt, volumeFigures } from './scenarios/volume';
@@ -57,8 +60,10 @@ import { round } from './stats';
 
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase', 'uploads'].includes(ONLY)) {
-  throw new Error(`BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime", "pocketbase" or "uploads" runs alone`);
+if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase', 'uploads', 'search'].includes(ONLY)) {
+  throw new Error(
+    `BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime", "pocketbase", "uploads" or "search" runs alone`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -104,6 +109,18 @@ async function main(): Promise<void> {
         bcryptCost: BCRYPT_COST,
       });
       writeAlone(machineOf(pocketbase.servers.mongo, pocketbase.servers.storage), { pocketbase });
+      return;
+    }
+    if (ONLY === 'search') {
+      // Search beside PocketBase's `~` filter, on systems of scenario 14's kind.
+      process.stdout.write('bench: search beside PocketBase, alone (BENCH_ONLY)…\n');
+      const search = await runSearch({
+        ...measuring,
+        dataDir: join(dataDir, 'search'),
+        sizes: SEARCH_SIZES,
+        bcryptCost: BCRYPT_COST,
+      });
+      writeAlone(machineOf(search.servers.mongo, search.servers.storage), { search });
       return;
     }
     if (!process.env.MONGO_URL || !process.env.S3_ENDPOINT) ensureTools();

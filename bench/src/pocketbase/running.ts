@@ -9,5 +9,7 @@ export interface Running {
   readyMs: number;
   /** Ours: what the launcher says it started (MongoDB protocol, S3, how many processes). */
   servers: Record<string, string>;
+  /** Ours: where its database server is (the search benchmark writes its posts there). */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }

@@ -68,8 +68,10 @@ export async function startOurs(dir: string, bcryptCost: string): Promise<Runnin
         .trim()
         .replace(/ at \S+$/, '');
   }
+  const databaseUrl = / at (\S+)$/.exec(out.split('\n').find((l) => l.startsWith('MongoDB protocol:')) ?? '')?.[1];
   return {
     system: 'ours',
+    ...(databaseUrl ? { databaseUrl } : {}),
     url: `http://127.0.0.1:${port}`,
     pid: child.pid as number,
     readyMs,
