@@ -8,6 +8,7 @@
 import type { Logger } from '@cs/log';
 import type { ObjectInfo, ObjectStorage } from '@cs/storage';
 import { messages } from '../messages';
+import { deleteUploadObject } from '../uploads/delete-upload-object';
 import { decodeFilename, encodeFilename } from '../uploads/file-name';
 import type { UploadRecord } from '../uploads/model';
 
@@ -46,7 +47,7 @@ export async function deleteIfMisdeclared(
   object: ObjectInfo,
 ): Promise<boolean> {
   if (object.metadata[DECLARED_SIZE] === String(object.size) && object.size <= maxBytes) return false;
-  await storage.deleteObject(key);
+  await deleteUploadObject(storage, key);
   logger.warn(
     { key, declared: object.metadata[DECLARED_SIZE], stored: object.size },
     'deleted an object of the wrong size',

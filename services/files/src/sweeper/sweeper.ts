@@ -24,6 +24,7 @@ import { counter } from '@cs/telemetry';
 import { deleteIfMisdeclared, ruleBroken, signedFilename, signedOwner, sweepMarginMs } from '../links/object-rules';
 import type { UnclaimedBudget } from '../links/unclaimed-budget';
 import type { Removals } from '../removals/removals';
+import { deleteUploadObject } from '../uploads/delete-upload-object';
 import type { UploadModel, UploadRecord, UploadState } from '../uploads/model';
 import type { Records } from '../uploads/records';
 import type { Release } from '../uploads/release';
@@ -227,10 +228,10 @@ export function createSweeper({
             // The release deleted the object before it wrote `released`, so a listing taken before
             // that may still name it: only an object put back since is there to delete.
             if (!(await storage.headObject(key))) return;
-            await storage.deleteObject(key);
+            await deleteUploadObject(storage, key);
             deleted += 1;
           } else if (!state && lastModified.getTime() < cutoff) {
-            await storage.deleteObject(key);
+            await deleteUploadObject(storage, key);
             deleted += 1;
           } else if (!state && lastModified.getTime() > adoptable && (await adopt(key))) {
             deleted += 1;
@@ -277,7 +278,7 @@ export function createSweeper({
           .limit(SWEEP_BATCH)
           .lean<UploadRecord[]>();
         await eachAtMost(due, async ({ key }) => {
-          await storage.deleteObject(key);
+          await deleteUploadObject(storage, key);
           await model.deleteOne({ key, state: 'released' });
         });
         purged += due.length;

@@ -5,6 +5,7 @@
  */
 import type { ObjectStorage } from '@cs/storage';
 import type { LinkSlots } from '../links/link-slots';
+import { deleteUploadObject } from './delete-upload-object';
 import type { UploadModel, UploadRecord } from './model';
 
 export function createAccountPurge({
@@ -32,7 +33,7 @@ export function createAccountPurge({
     const owned = await model.find({ ownerId }, 'key multipart').lean<Pick<UploadRecord, 'key' | 'multipart'>[]>();
     for (const { key, multipart } of owned) {
       if (multipart) await storage.abortMultipartUpload(key, multipart.storageUploadId);
-      await storage.deleteObject(key);
+      await deleteUploadObject(storage, key);
       await model.deleteOne({ key });
     }
   };

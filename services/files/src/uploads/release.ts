@@ -7,6 +7,7 @@
  */
 import type { ObjectStorage } from '@cs/storage';
 import type { LinkSlots } from '../links/link-slots';
+import { deleteUploadObject } from './delete-upload-object';
 import type { UploadRecord } from './model';
 import type { Read, Records } from './records';
 
@@ -56,7 +57,7 @@ export function createRelease({
       if (taken.multipart && !taken.multipart.completedAt) {
         await storage.abortMultipartUpload(taken.key, taken.multipart.storageUploadId);
       }
-      await storage.deleteObject(taken.key);
+      await deleteUploadObject(storage, taken.key);
     } catch (err) {
       // Let the sweeper take it over at once.
       await advance(taken, { lockedUntil: new Date() });

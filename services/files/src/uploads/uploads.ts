@@ -34,6 +34,7 @@ import {
 } from '../links/object-rules';
 import type { UnclaimedBudget } from '../links/unclaimed-budget';
 import { messages } from '../messages';
+import { deleteUploadObject } from './delete-upload-object';
 import { displayFilename, filenameOf } from './file-name';
 import type { UploadModel } from './model';
 import type { Records } from './records';
@@ -177,7 +178,7 @@ export function createUploads({
             ? undefined
             : messages.wrongSize;
       if (broken) {
-        await storage.deleteObject(key);
+        await deleteUploadObject(storage, key);
         logger.warn(
           { key, declared: record.size, stored: object.size, type: object.contentType },
           'deleted an object that broke an upload rule',
