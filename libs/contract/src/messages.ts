@@ -61,6 +61,7 @@ export const fileMessages = {
   badSize: 'size must be a positive integer no larger than the upload limit',
   badPartNumbers: `partNumbers must be an array of 1 to ${LIMITS.partsPerSigning} positive integers`,
   keyRequired: 'key must be an upload key issued by /upload-url',
+  thumbSizeRequired: 'size must be a thumbnail size, such as 100x100',
   uploadNotFound: 'Upload not found',
 } as const;
 

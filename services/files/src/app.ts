@@ -15,6 +15,7 @@ import { createNotesClient } from './removals/notes-client';
 import { createRemovals } from './removals/removals';
 import { internalRoutes, multipartRoutes, uploadRoutes, uploadRulesRoutes } from './routes';
 import { createSweeper, type Sweeper, sweeperFailures, sweeperRemoved } from './sweeper/sweeper';
+import { createThumbnails } from './thumbnails/thumbnails';
 import { createAccountPurge } from './uploads/account-purge';
 import { uploadModel } from './uploads/model';
 import { createRecords } from './uploads/records';
@@ -78,6 +79,18 @@ export async function createApp({ config, connection, logger, tokens, reach }: D
     secret: config.JWT_SECRET,
     timeoutMs: config.NOTES_TIMEOUT,
   });
+  const thumbnails = createThumbnails({
+    records,
+    storage,
+    settings: {
+      sizes: config.THUMB_SIZES,
+      workers: config.THUMB_WORKERS,
+      maxWaitMs: config.THUMB_WAIT,
+      maxPixels: config.THUMB_MAX_PIXELS,
+      maxBytes: config.UPLOAD_MAX_BYTES,
+      linkTtlS: config.DOWNLOAD_URL_TTL_S,
+    },
+  });
   const removals = createRemovals({ entries: removalModel, model, notes, logger });
   const sweeper = createSweeper({ model, records, release, removals, budget, storage, settings, logger });
   const multipart = createMultipart({
@@ -108,7 +121,7 @@ export async function createApp({ config, connection, logger, tokens, reach }: D
       uploadRulesRoutes({ allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES, maxBytesMultipart }),
       uploadRoutes(uploads, { tokens, accounts, rules: { allowedTypes, maxBytes: config.UPLOAD_MAX_BYTES } }),
       multipartRoutes(multipart, { tokens, accounts, rules: { allowedTypes, maxBytes: maxBytesMultipart } }),
-      internalRoutes(uploads, { secret, accounts }),
+      internalRoutes(uploads, { secret, accounts, thumbnails }),
       deletedAccountRoutes(accounts, { secret }),
     ],
     readiness: { database: () => isMongoReady(connection), storage: () => storage.bucketReady() },

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type ConfigOf, env, partSpec, readEnvConfig, tokenChecksSpec } from '@cs/config';
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MIN_PART_SIZE } from './multipart/multipart';
 
@@ -60,6 +61,16 @@ export const configSpec = {
    * back) and removes the record.
    */
   RELEASED_RETENTION: env.durationMs('1h'),
+  /**
+   * Thumbnails of image attachments (thumbnails/): the sizes that may be asked for, in
+   * PocketBase's syntax (thumb-size.ts, checked at boot); how many are made at once (each takes a
+   * core while it is made); how long a request waits for one of those workers before 503; and the
+   * largest image decoded, in pixels: a decompression bomb over it is refused with 422.
+   */
+  THUMB_SIZES: env.list(['100x100', '300x0', '800x0']),
+  THUMB_WORKERS: env.int(availableParallelism(), { min: 1, max: 1024 }),
+  THUMB_WAIT: env.durationMs('10s'),
+  THUMB_MAX_PIXELS: env.int(40_000_000, { min: 1, max: 1_000_000_000 }),
 };
 
 export type Config = ConfigOf<typeof configSpec>;

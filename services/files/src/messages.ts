@@ -30,6 +30,12 @@ export const messages = {
   uploadBusy: 'This upload is being changed by another request; try again',
   notUploaded: 'The file has not been uploaded yet',
   notClaimable: 'This upload cannot be attached (already attached or removed)',
+  /** Thumbnails (thumbnails/): the sizes and types are configured, so the messages name them. */
+  thumbSizeNotAllowed: (allowed: readonly string[]) => `thumb must be one of: ${allowed.join(', ')}`,
+  thumbTypeNotAllowed: (types: readonly string[]) => `Thumbnails are made only of images of type ${types.join(', ')}`,
+  thumbnailTooLarge: (maxPixels: number) => `The image is larger than ${maxPixels} pixels; no thumbnail is made of it`,
+  thumbnailUnreadable: 'The image cannot be read (corrupt or truncated); no thumbnail is made of it',
+  thumbnailFileTooLarge: (maxBytes: number) => `The file is larger than ${maxBytes} bytes; no thumbnail is made of it`,
   uploadUrlFailed: 'Failed to create upload URL',
   multipartFailed: 'Failed to handle the multipart upload',
 } as const;

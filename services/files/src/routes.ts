@@ -2,6 +2,7 @@ import type { TokenVerifier } from '@cs/auth';
 import {
   multipartRequestSchema,
   partNumbersSchema,
+  thumbnailLinkBodySchema,
   uploadIdParamSchema,
   uploadKeyBodySchema,
   uploadRequestSchema,
@@ -22,6 +23,7 @@ import {
 import Router from '@koa/router';
 import { messages } from './messages';
 import type { Multipart } from './multipart/multipart';
+import type { Thumbnails } from './thumbnails/thumbnails';
 import { toMultipartRequest, toUploadRequest, type UploadRules } from './uploads/upload-input';
 import type { Uploads } from './uploads/uploads';
 
@@ -122,7 +124,7 @@ export function multipartRoutes(
  */
 export function internalRoutes(
   uploads: Uploads,
-  { secret, accounts }: { secret: string; accounts: DeletedAccountsCheck },
+  { secret, accounts, thumbnails }: { secret: string; accounts: DeletedAccountsCheck; thumbnails: Thumbnails },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/internal/uploads' });
   // The caller's token, which notes verified (and checked against revocations) before calling.
@@ -135,6 +137,10 @@ export function internalRoutes(
   });
   router.post('/download-link', keyed, async (ctx) => {
     ctx.body = await uploads.signDownload(ctx.state.userId as string, key(ctx));
+  });
+  router.post('/thumbnail-link', validateBody(thumbnailLinkBodySchema), async (ctx) => {
+    const { size } = bodyOf(ctx) as { size: string };
+    ctx.body = await thumbnails.link(ctx.state.userId as string, key(ctx), size);
   });
   router.post('/release', keyed, async (ctx) => {
     await uploads.release(ctx.state.userId as string, key(ctx));

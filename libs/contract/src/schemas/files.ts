@@ -68,6 +68,17 @@ export const uploadKeyBodySchema = {
   'x-error': { status: 400 },
 } as const;
 
+/** What the notes service sends to files for a thumbnail: the upload key, and the size asked for (files checks it against THUMB_SIZES). */
+export const thumbnailLinkBodySchema = {
+  type: 'object',
+  required: ['key', 'size'],
+  properties: {
+    key: uploadKeyBodySchema.properties.key,
+    size: { type: 'string', minLength: 1, maxLength: 16, 'x-messages': fileMessages.thumbSizeRequired },
+  },
+  'x-error': { status: 400 },
+} as const;
+
 // ---------- response bodies ----------
 
 export const uploadRulesSchema = {
