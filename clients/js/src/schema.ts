@@ -587,7 +587,7 @@ export interface paths {
         };
         /**
          * Get a download link for the note’s attachment
-         * @description A signed download link (GET, 3600 s) for the note’s attachment.
+         * @description A signed download link (GET, 3600 s) for the note’s attachment; with `thumb`, a link to a thumbnail of it instead. A thumbnail is made on the first request for its size (png, jpeg, gif and webp only, else 400), in the original’s format, turned upright as its EXIF orientation says, never enlarged, with every metadata block stripped (no GPS position), and from the first frame of an animation; later requests only sign a link. An image over THUMB_MAX_PIXELS (40 megapixels by default), or one that is corrupt, is 422. When every thumbnail worker stays busy for 10 s, 503 with Retry-After.
          *
          *     Also served at `/api/notes/{id}/attachment`.
          */
@@ -1231,6 +1231,20 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "The post changed at the same time; try again"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request is well formed, but what it names cannot be processed (an image too large to decode, or corrupt). */
+        Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The image cannot be read (corrupt or truncated); no thumbnail is made of it"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -2773,7 +2787,13 @@ export interface operations {
     };
     noteAttachment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A thumbnail size, in PocketBase’s syntax: `WxH` (cropped to the centre), `WxHt` and `WxHb` (cropped from the top, the bottom), `WxHf` (fitted inside, not cropped), `0xH`, `Wx0`. Only the sizes the server allows (THUMB_SIZES, by default `100x100`, `300x0`, `800x0`); any other is 400, naming them. Empty is the same as absent.
+                 * @example 100x100
+                 */
+                thumb?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -2798,6 +2818,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             502: components["responses"]["BadGateway"];

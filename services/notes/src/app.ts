@@ -15,7 +15,7 @@ import { noteRoutes } from './routes';
 
 export interface Deps {
   config: Pick<Config, 'JWT_SECRET' | 'FILES_URL' | 'FILES_TIMEOUT' | 'FILES_RETRY_WINDOW'> &
-    Partial<Pick<Config, 'WRITE_CONCURRENCY'>>;
+    Partial<Pick<Config, 'WRITE_CONCURRENCY' | 'FILES_THUMBNAIL_TIMEOUT'>>;
   connection: Connection;
   logger: Logger;
   /** How tokens are verified: the signature, and the revocation list that follows identity's log. */
@@ -36,6 +36,7 @@ export async function createApp({ config, connection, logger, tokens, bus, reach
     baseUrl: config.FILES_URL,
     fetch: reach.fetch,
     timeoutMs: config.FILES_TIMEOUT,
+    thumbnailTimeoutMs: config.FILES_THUMBNAIL_TIMEOUT,
     retryWindowMs: config.FILES_RETRY_WINDOW,
   });
   const secret = config.JWT_SECRET;

@@ -8,6 +8,8 @@ export const configSpec = {
   FILES_URL: env.url('http://127.0.0.1:4004'),
   /** How long a call to the files service may take before the operation answers 503. */
   FILES_TIMEOUT: env.durationMs('3s'),
+  /** How long a thumbnail link may take: files waits up to 10 s for a worker, then makes the thumbnail. */
+  FILES_THUMBNAIL_TIMEOUT: env.durationMs('30s'),
   /**
    * How long a claim or a download link that could not reach files is sent again (files
    * restarting, or its container being replaced) before the operation answers 503.

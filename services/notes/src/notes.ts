@@ -225,10 +225,12 @@ export function createNotes({
       if (prepared) events.dispatch(prepared, after);
     },
 
-    async attachmentLink(id: string, authorId: string, authorization: string) {
+    /** The attachment's download link, or with `thumb` (a size files allows) its thumbnail's. */
+    async attachmentLink(id: string, authorId: string, authorization: string, thumb?: string) {
       const current = await owned.find(id, authorId);
       if (!current) throw notFound();
       if (!current.attachmentKey) throw new HttpError(404, messages.noAttachment);
+      if (thumb) return files.thumbnailLink(current.attachmentKey, thumb, authorization);
       return files.downloadLink(current.attachmentKey, authorization);
     },
   };

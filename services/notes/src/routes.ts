@@ -97,7 +97,10 @@ export function noteRoutes(
     ['/notes/:id/attachment', '/api/notes/:id/attachment'],
     failureMessage(messages.attachmentFailed),
     async (ctx) => {
-      ctx.body = await notes.attachmentLink(ctx.params.id as string, caller(ctx), authorization(ctx));
+      // `?thumb=`: a thumbnail's link instead; empty is absent, and a repeated one is not a size.
+      const { thumb } = ctx.query;
+      const size = Array.isArray(thumb) ? thumb.join(',') : thumb;
+      ctx.body = await notes.attachmentLink(ctx.params.id as string, caller(ctx), authorization(ctx), size);
     },
   );
 

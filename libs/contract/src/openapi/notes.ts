@@ -10,6 +10,10 @@ const NOTE_ID: PathId = {
   example: slot('noteId'),
 };
 
+/** What `thumb` gives, and what it refuses. */
+const THUMBNAILS =
+  'A thumbnail is made on the first request for its size (png, jpeg, gif and webp only, else 400), in the original’s format, turned upright as its EXIF orientation says, never enlarged, with every metadata block stripped (no GPS position), and from the first frame of an animation; later requests only sign a link. An image over THUMB_MAX_PIXELS (40 megapixels by default), or one that is corrupt, is 422. When every thumbnail worker stays busy for 10 s, 503 with Retry-After.';
+
 export const notesPaths = {
   '/api/notes': {
     get: operation({
@@ -69,11 +73,20 @@ export const notesPaths = {
     get: operation({
       id: 'noteAttachment',
       summary: 'Get a download link for the note’s attachment',
-      description: `A signed download link (GET, 3600 s) for the note’s attachment.\n\n${alsoServedAt('/api/notes/{id}/attachment')}`,
+      description: `A signed download link (GET, 3600 s) for the note’s attachment; with \`thumb\`, a link to a thumbnail of it instead. ${THUMBNAILS}\n\n${alsoServedAt('/api/notes/{id}/attachment')}`,
       tag: 'notes',
       auth: 'required',
       pathId: NOTE_ID,
+      query: [
+        {
+          name: 'thumb',
+          description:
+            'A thumbnail size, in PocketBase’s syntax: `WxH` (cropped to the centre), `WxHt` and `WxHb` (cropped from the top, the bottom), `WxHf` (fitted inside, not cropped), `0xH`, `Wx0`. Only the sizes the server allows (THUMB_SIZES, by default `100x100`, `300x0`, `800x0`); any other is 400, naming them. Empty is the same as absent.',
+          example: '100x100',
+        },
+      ],
       ok: { status: 200, description: 'The link.', schema: ref('DownloadLink') },
+      errors: ['Unprocessable'],
     }),
   },
 } as const;

@@ -39,6 +39,10 @@ export const errorResponses = {
     'The resource changed at the same time, or is in another state.',
     'The post changed at the same time; try again',
   ),
+  Unprocessable: failure(
+    'The request is well formed, but what it names cannot be processed (an image too large to decode, or corrupt).',
+    'The image cannot be read (corrupt or truncated); no thumbnail is made of it',
+  ),
   PayloadTooLarge: failure('The body is larger than 100 kB.', messages.bodyTooLarge),
   UnsupportedMediaType: failure('A body that is not JSON.', messages.unsupportedMediaType),
   TooManyRequests: failure(
@@ -66,6 +70,7 @@ export const STATUS: Record<ErrorName, number> = {
   Conflict: 409,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  Unprocessable: 422,
   TooManyRequests: 429,
   ServerError: 500,
   BadGateway: 502,
