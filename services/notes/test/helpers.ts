@@ -40,10 +40,17 @@ export class FilesService {
     private readonly db: TestDatabase,
     /** Identity, as files sees it here: its revocation log, with nothing revoked. */
     private readonly identity: Awaited<ReturnType<typeof emptyRevocationLog>>,
+    /** Settings of the test's own, over the ones below. */
+    private readonly env: Record<string, string> = {},
   ) {}
 
-  static async create(file: string): Promise<FilesService> {
-    return new FilesService(await freePort(), await openTestDatabase(`files-for-${file}`), await emptyRevocationLog());
+  static async create(file: string, env: Record<string, string> = {}): Promise<FilesService> {
+    return new FilesService(
+      await freePort(),
+      await openTestDatabase(`files-for-${file}`),
+      await emptyRevocationLog(),
+      env,
+    );
   }
 
   get url(): string {
@@ -69,6 +76,7 @@ export class FilesService {
         STORAGE_REGION: s3.region,
         IDENTITY_URL: this.identity.url,
         LOG_LEVEL: 'warn',
+        ...this.env,
       },
       logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `files-${this.port}.log`),
     });
@@ -111,9 +119,12 @@ export interface NotesHarness {
 /** `filesUrl`: where notes reaches files, given the real process's address (the address itself by default). */
 export async function startNotes(
   file: string,
-  { filesUrl = (url: string) => url }: { filesUrl?: (url: string) => string } = {},
+  {
+    filesUrl = (url: string) => url,
+    filesEnv = {},
+  }: { filesUrl?: (url: string) => string; filesEnv?: Record<string, string> } = {},
 ): Promise<NotesHarness> {
-  const files = await FilesService.create(file);
+  const files = await FilesService.create(file, filesEnv);
   await files.start();
   const db = await openTestDatabase(file);
   const logs = captureLogger('notes');
