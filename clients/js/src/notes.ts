@@ -30,7 +30,11 @@ export function noteCalls(raw: Raw, run: Calls['run'], page: Calls['page']) {
     /** Attaches an uploaded file's key to a note (the file it replaces is deleted). */
     attach: (id: string, key: string) =>
       run(() => raw.PUT('/api/notes/{id}', { params: { path: { id } }, body: { attachmentKey: key } })),
-    /** A signed download link for the note's file (valid for an hour). */
-    downloadLink: (id: string) => run(() => raw.GET('/notes/{id}/attachment', { params: { path: { id } } })),
+    /**
+     * A signed download link for the note's file (valid for an hour); with `thumb` (a size the
+     * server allows, such as `100x100`), a link to a thumbnail of the image instead.
+     */
+    downloadLink: (id: string, { thumb }: { thumb?: string } = {}) =>
+      run(() => raw.GET('/notes/{id}/attachment', { params: { path: { id }, query: thumb ? { thumb } : {} } })),
   };
 }

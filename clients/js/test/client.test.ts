@@ -9,6 +9,7 @@ import { ObjectStorage } from '@cs/storage';
 import { eventually, newUserId, startTestSystem, TEST_JWT_SECRET, testStorageSettings } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
+import sharp from 'sharp';
 import {
   ApiError,
   createContentClient,
@@ -377,6 +378,25 @@ describe('uploads straight to storage', () => {
     const { url } = await client.notes.downloadLink(note._id);
     return Buffer.from(await (await fetch(url)).arrayBuffer());
   }
+
+  it('an image attached to a note gives a link to its thumbnail with thumb, and to the original without', async () => {
+    const client = await signedIn('thumbnail');
+    const image = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#4060a0' } })
+      .png()
+      .toBuffer();
+    const key = await client.upload(new Blob([image], { type: 'image/png' }), { filename: 'picture.png' });
+    const note = await client.notes.create({ title: 'with a picture', attachmentKey: key });
+
+    const thumb = await client.notes.downloadLink(note._id, { thumb: '100x100' });
+    const meta = await sharp(Buffer.from(await (await fetch(thumb.url)).arrayBuffer())).metadata();
+    expect({ width: meta.width, height: meta.height, format: meta.format }).toEqual({
+      width: 100,
+      height: 100,
+      format: 'png',
+    });
+    const original = await client.notes.downloadLink(note._id);
+    expect(Buffer.from(await (await fetch(original.url)).arrayBuffer()).equals(image)).toBe(true);
+  });
 
   it('a small file goes in one PUT: progress rises to its size, and the download is the same bytes', async () => {
     const client = await signedIn('one-put');
