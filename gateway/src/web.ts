@@ -2,7 +2,9 @@
  * The web client (gateway/web, built by Vite into dist/public) at `/`. Built assets carry a hash
  * in their names and are cached for a year; the page itself is revalidated on every load. The
  * page's Content-Security-Policy allows no inline script and no other origin's script or style;
- * it may connect anywhere, because signed storage links live on storage's own origin.
+ * it may connect anywhere, because signed storage links live on storage's own origin. Images
+ * come from itself, `data:`, and `blob:` (a note's thumbnail, fetched from storage and shown from
+ * its bytes by the page's own script).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ const CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self' data: blob:",
   'connect-src *',
   "object-src 'none'",
   "base-uri 'none'",

@@ -196,7 +196,9 @@ export const api = {
   updateNote: (noteId: string, changes: { title?: string; body?: string; attachmentKey?: string | null }) =>
     call(() => client.notes.update(noteId, changes)),
   deleteNote: (noteId: string) => call(() => client.notes.remove(noteId)),
-  attachmentLink: (noteId: string) => call(() => client.notes.downloadLink(noteId)),
+  /** The note's file, or with `thumb` a thumbnail of its image. */
+  attachmentLink: (noteId: string, options: { thumb?: string } = {}) =>
+    call(() => client.notes.downloadLink(noteId, options)),
   uploadRules: () => call(() => client.uploadRules()),
 
   /** Live changes (live.ts shares one stream across the tabs). */

@@ -10,6 +10,7 @@ import { editInPlace } from '../edit-in-place';
 import { act, actions, clearAfterSave, clearWhenEdited, field, input, onSubmit, textarea } from '../forms';
 import { onLive } from '../live';
 import { filePicker, saveWithFile } from './file-picker';
+import { noteThumbnail } from './note-thumbnail';
 import { unfinishedNotice } from './unfinished-upload';
 
 /** The longest title the API takes (its notes' title rule), in characters. */
@@ -135,6 +136,7 @@ function noteItem(
       h('p', { class: 'meta' }, `Updated ${formatDate(note.updatedAt)}`),
       note.body ? h('p', { class: 'body-preview' }, note.body) : null,
       file ? h('p', { class: 'attachment' }, 'File: ', h('span', { class: 'filename' }, file.name), file.detail) : null,
+      noteThumbnail(note),
       actions(
         file ? h('button', { type: 'button', onclick: download }, `Download ${file.name}`) : null,
         h('button', { type: 'button', onclick: edit }, 'Edit'),
