@@ -19,6 +19,7 @@ import { publicListRows } from './scenarios/public-list';
 import { type RealtimeReport, realtimeRows } from './scenarios/realtime';
 import type { SearchReport } from './scenarios/search';
 import { type SessionsReport, sessionRows } from './scenarios/sessions';
+import { type ThumbnailsReport, thumbnailRows } from './scenarios/thumbnails';
 import { uploadLinkRows } from './scenarios/upload-links';
 import { volumeRows } from './scenarios/volume';
 import { searchRows, searchSection } from './search/report';
@@ -56,6 +57,7 @@ function markdown(r: Report): string {
     ...(realtime ? realtimeRows(realtime) : []),
     ...(pocketbase ? pocketbaseRows(pocketbase) : []),
     ...(search ? searchRows(search) : []),
+    ...(s.thumbnails ? thumbnailRows(s.thumbnails as ThumbnailsReport) : []),
   ];
   const m = r.machine;
   return [

@@ -13,7 +13,8 @@
  * BENCH_PB_POSTS (10000), BENCH_PB_STARTS (3) (scenario 14, scenarios/pocketbase.ts),
  * BENCH_SEARCH_SIZES (10000,100000) (search beside PocketBase, scenarios/search.ts: BENCH_ONLY=search alone),
  * BENCH_ONLY=attacks, sessions, realtime or pocketbase: scenario 11, 12, 13 or 14 alone, its report in
- * place of the whole run's; BENCH_ONLY=uploads: scenario 5 alone, every part in one process. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
+ * place of the whole run's; BENCH_ONLY=uploads: scenario 5 alone, every part in one process; BENCH_ONLY=thumbnails:
+ * scenario 15 (scenarios/thumbnails.ts), only so. Scenario 14 (ours beside PocketBase) runs only so: it starts the whole
  * system as `npm start` does, servers included.
  */
 import { rmSync } from 'node:fs';
@@ -54,15 +55,16 @@ import { publicList } from './scenarios/public-list';
 import { runRealtime } from './scenarios/realtime';
 import { runSearch } from './scenarios/search';
 import { runSessions } from './scenarios/sessions';
+import { runThumbnails } from './scenarios/thumbnails';
 import { measureUploadLinks, runUploadLinks } from './scenarios/upload-links';
 import { volumeAt, volumeFigures } from './scenarios/volume';
 import { round } from './stats';
 
 /** The scenarios that can run alone; unset: every scenario. */
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase', 'uploads', 'search'].includes(ONLY)) {
+if (ONLY && !['attacks', 'sessions', 'realtime', 'pocketbase', 'uploads', 'thumbnails', 'search'].includes(ONLY)) {
   throw new Error(
-    `BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime", "pocketbase", "uploads" or "search" runs alone`,
+    `BENCH_ONLY=${ONLY}: only "attacks", "sessions", "realtime", "pocketbase", "uploads", "thumbnails" or "search" runs alone`,
   );
 }
 
@@ -158,6 +160,12 @@ async function main(): Promise<void> {
         what: '5 upload links, every part in one process,',
         key: 'uploadsOneProcess',
         run: () => runUploadLinks({ ...onItsOwnSystem('uploads'), dbPrefix: `b${process.pid}_u` }),
+      },
+      // 15. Thumbnails (issue 51): only alone, on a system of its own.
+      thumbnails: {
+        what: '15 thumbnails',
+        key: 'thumbnails',
+        run: () => runThumbnails({ ...onItsOwnSystem('thumbnails'), dbPrefix: `b${process.pid}_t` }),
       },
     };
     const only = alone[ONLY];
