@@ -79,12 +79,6 @@ export class TextIndex {
     this.search.discard(id);
   }
 
-  /** Takes every record out. */
-  clear(): void {
-    this.indexed.clear();
-    this.search.removeAll();
-  }
-
   /** The records that match `query`, best first (equal scores in no particular order). */
   find(query: SearchQuery): Ranked[] {
     const words: Query = {

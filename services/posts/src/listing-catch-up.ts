@@ -71,8 +71,8 @@ export async function settled(loggedAt: number): Promise<void> {
 /**
  * `readPost`: one post's state, read now. `applyRead`: applies such a state to the index and to
  * what is kept beside it (texts, words). `removeAuthor`: the same for an author's removal.
- * `forgetTexts`: what is kept beside the index goes (anything may have changed). `follow`: brings
- * what is kept beside the index to a whole read, before the index read so answers reads.
+ * `forgetTexts`: the kept texts go (anything may have changed). `follow`: brings the words kept
+ * beside the index to a whole read (`fresh`: from nothing), before the index read so answers reads.
  */
 export function createCatchUp({
   posts,
@@ -89,7 +89,7 @@ export function createCatchUp({
   applyRead: (index: ListingIndex, id: string, record: PostRecord | null) => boolean;
   removeAuthor: (index: ListingIndex, authorId: string) => void;
   forgetTexts: () => void;
-  follow: (records: PlacedRecord[], before: ListingIndex | undefined) => Promise<void>;
+  follow: (records: PlacedRecord[], before: ListingIndex | undefined, fresh: boolean) => Promise<void>;
 }): CatchUp {
   let state: State | undefined;
 
@@ -103,7 +103,7 @@ export function createCatchUp({
     const seq = await log.head();
     const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
     if (fresh) forgetTexts();
-    await follow(records, state?.index);
+    await follow(records, state?.index, fresh);
     state = { index: new ListingIndex(records), seq, applied: new Set(), readAt, checkedAt };
     return state;
   }

@@ -32,20 +32,23 @@ export interface ListingSearch {
   apply(id: string, record: Texts | null): void;
   /** Posts the listing no longer lists (their author's account is gone). */
   drop(ids: readonly string[]): void;
-  /** Brings the index to a whole read of the listing (`records`), `before` being the listing it replaces. */
-  follow(records: readonly PlacedRecord[], before: ListingIndex | undefined): Promise<void>;
-  /** Forgets every post: anything may have changed, whatever the versions say. */
-  clear(): void;
+  /**
+   * Brings the index to a whole read of the listing (`records`), `before` being the listing it
+   * replaces. `fresh`: anything may have changed, whatever the versions say: a new index is made
+   * from every listed post's words read now, and replaces this one when whole, so searches go on
+   * meanwhile.
+   */
+  follow(records: readonly PlacedRecord[], before: ListingIndex | undefined, fresh: boolean): Promise<void>;
   /** The posts that match, best first. */
   find(query: SearchQuery): Ranked[];
 }
 
 export function createListingSearch(posts: PostModel): ListingSearch {
-  const index = new TextIndex(POST_SEARCH.boosts);
+  let index = new TextIndex(POST_SEARCH.boosts);
 
-  function apply(id: string, record: Texts | null): void {
-    if (record?.status !== 'published') index.remove(id);
-    else index.set(id, record.version ?? 0, POST_SEARCH.texts(record));
+  function applyTo(to: TextIndex, id: string, record: Texts | null): void {
+    if (record?.status !== 'published') to.remove(id);
+    else to.set(id, record.version ?? 0, POST_SEARCH.texts(record));
   }
 
   /**
@@ -63,30 +66,31 @@ export function createListingSearch(posts: PostModel): ListingSearch {
   }
 
   return {
-    apply,
+    apply: (id, record) => applyTo(index, id, record),
 
     drop(ids) {
       for (const id of ids) index.remove(id);
     },
 
-    async follow(records, before) {
+    async follow(records, before, fresh) {
+      const to = fresh ? new TextIndex(POST_SEARCH.boosts) : index;
       const listed = new Set<string>();
       const behind: string[] = [];
       for (const record of records) {
         const id = record._id.toHexString();
         listed.add(id);
-        if ((index.versionOf(id) ?? -1) < (record.version ?? 0)) behind.push(id);
+        if ((to.versionOf(id) ?? -1) < (record.version ?? 0)) behind.push(id);
       }
-      for (const id of index.ids()) if (!listed.has(id) && !before?.placed(id)) index.remove(id);
-      if (behind.length === 0) return;
+      for (const id of to.ids()) if (!listed.has(id) && !before?.placed(id)) to.remove(id);
       const wanted = new Set(behind);
-      await read(behind, (record) => {
-        const id = record._id.toHexString();
-        if (wanted.has(id) && record.status === 'published') apply(id, record);
-      });
+      if (behind.length > 0)
+        await read(behind, (record) => {
+          const id = record._id.toHexString();
+          if (wanted.has(id) && record.status === 'published') applyTo(to, id, record);
+        });
+      index = to;
     },
 
-    clear: () => index.clear(),
     find: (query) => index.find(query),
   };
 }

@@ -129,11 +129,8 @@ export function createListing(
     readPost,
     applyRead,
     removeAuthor: (index, authorId) => words.drop(index.removeAuthor(authorId)),
-    forgetTexts: () => {
-      texts.clear();
-      words.clear();
-    },
-    follow: (records, before) => words.follow(records, before),
+    forgetTexts: () => texts.clear(),
+    follow: (records, before, fresh) => words.follow(records, before, fresh),
   });
 
   /** The page at `offset` (up to `limit`) of `list`, with its posts' texts, cut again if they changed meanwhile. */
