@@ -7,7 +7,7 @@
  * animated image gives its first frame (sharp reads one page unless told otherwise).
  */
 import { HttpError } from '@cs/errors';
-import sharp from 'sharp';
+import type { ResizeOptions, default as Sharp } from 'sharp';
 import { messages } from '../messages';
 import type { ThumbSize } from './thumb-size';
 
@@ -22,11 +22,24 @@ const FORMATS = {
 export type ThumbnailType = keyof typeof FORMATS;
 export const THUMBNAIL_TYPES = Object.keys(FORMATS) as readonly string[];
 
-// libvips keeps recent operations and their images in a cache of its own; a thumbnail is made
-// once and stored, so the cache would only hold memory. One thread an image: THUMB_WORKERS images
-// at once then take at most THUMB_WORKERS cores, and the rest of the process keeps its share.
-sharp.cache(false);
-sharp.concurrency(1);
+let loading: Promise<typeof Sharp> | undefined;
+
+/**
+ * sharp, loaded on the first thumbnail: libvips and its codecs add 25 MB to a process that loads
+ * them (PSS), which every process that never makes a thumbnail would pay at idle.
+ *
+ * libvips keeps recent operations and their images in a cache of its own; a thumbnail is made
+ * once and stored, so the cache would only hold memory. One thread an image: THUMB_WORKERS images
+ * at once then take at most THUMB_WORKERS cores, and the rest of the process keeps its share.
+ */
+function loadSharp(): Promise<typeof Sharp> {
+  loading ??= import('sharp').then(({ default: sharp }) => {
+    sharp.cache(false);
+    sharp.concurrency(1);
+    return sharp;
+  });
+  return loading;
+}
 
 export function isThumbnailType(contentType: string): contentType is ThumbnailType {
   return Object.hasOwn(FORMATS, contentType);
@@ -39,7 +52,8 @@ export async function makeThumbnail(
   size: ThumbSize,
   maxPixels: number,
 ): Promise<Buffer> {
-  const resize: sharp.ResizeOptions = {
+  const sharp = await loadSharp();
+  const resize: ResizeOptions = {
     width: size.width || undefined,
     height: size.height || undefined,
     fit: size.fit === 'inside' ? 'inside' : 'cover',
