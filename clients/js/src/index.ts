@@ -13,7 +13,16 @@ export {
 } from './errors.js';
 export type { Account, Identity, SessionInfo } from './identity.js';
 export type { DownloadLink, NewNote, Note, NoteChanges } from './notes.js';
-export type { ListPostsOptions, NewPost, Post, PostChanges, PostPage, PostPatch, PostSort } from './posts.js';
+export type {
+  ListPostsOptions,
+  MyPostsOptions,
+  NewPost,
+  Post,
+  PostChanges,
+  PostPage,
+  PostPatch,
+  PostSort,
+} from './posts.js';
 export type { components, paths } from './schema.js';
 export { memoryStore, type Session, type SessionStore, webStorage } from './session.js';
 export type { Provider } from './sign-in.js';

@@ -10,14 +10,19 @@ export type DownloadLink = Schemas['DownloadLink'];
 
 export function noteCalls(raw: Raw, run: Calls['run'], page: Calls['page']) {
   return {
-    /** The caller's notes, newest first, a page at a time. */
-    list: (query: { limit?: number; cursor?: string } = {}) =>
+    /**
+     * The caller's notes, newest first, a page at a time; with `q`, only those whose title or body
+     * match, best first (the public list's rules: see ListPostsOptions). A further page takes its
+     * `cursor` with the same `q`.
+     */
+    list: (query: { limit?: number; cursor?: string; q?: string } = {}) =>
       page(() =>
         raw.GET('/api/notes', {
           params: {
             query: {
               ...(query.limit ? { limit: String(query.limit) } : {}),
               ...(query.cursor ? { cursor: query.cursor } : {}),
+              ...(query.q ? { q: query.q } : {}),
             },
           },
         }),
