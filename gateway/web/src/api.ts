@@ -152,8 +152,17 @@ export const api = {
   identities: () => call(() => client.account.identities()),
   unlinkIdentity: (id: string) => call(() => client.account.unlinkIdentity(id)),
 
-  /** Ten published posts a page: of a tag, of an author, or both; newest first unless `sort` says otherwise. */
-  listPosts: (query: { page?: number; tag?: string | undefined; author?: string | undefined; sort?: PostSort }) =>
+  /**
+   * Ten published posts a page: of a tag, of an author, or both; newest first unless `sort` says
+   * otherwise, or best first when `q` searches them.
+   */
+  listPosts: (query: {
+    page?: number;
+    tag?: string | undefined;
+    author?: string | undefined;
+    sort?: PostSort;
+    q?: string | undefined;
+  }) =>
     call(() =>
       client.posts.list({
         page: query.page ?? 1,
@@ -161,6 +170,7 @@ export const api = {
         ...(query.tag ? { tag: query.tag } : {}),
         ...(query.author ? { author: query.author } : {}),
         ...(query.sort && query.sort !== 'newest' ? { sort: query.sort } : {}),
+        ...(query.q ? { q: query.q } : {}),
       }),
     ),
   getPost: (postId: string) => call(() => client.posts.get(postId)),
@@ -190,8 +200,9 @@ export const api = {
   ) => call(() => client.posts.patch(postId, changes)),
   deletePost: (postId: string) => call(() => client.posts.remove(postId)),
 
-  /** The newest notes, or the page after `cursor` (from the page before). */
-  listNotes: (cursor?: string) => call(() => client.notes.list(cursor ? { cursor } : {})),
+  /** The newest notes, or the page after `cursor` (from the page before); with `q`, those that match, best first. */
+  listNotes: (cursor?: string, q?: string) =>
+    call(() => client.notes.list({ ...(cursor ? { cursor } : {}), ...(q ? { q } : {}) })),
   createNote: (note: { title: string; body: string; attachmentKey?: string }) => call(() => client.notes.create(note)),
   updateNote: (noteId: string, changes: { title?: string; body?: string; attachmentKey?: string | null }) =>
     call(() => client.notes.update(noteId, changes)),

@@ -11,6 +11,7 @@ import { act, actions, clearAfterSave, clearWhenEdited, field, input, onSubmit, 
 import { onLive } from '../live';
 import { filePicker, saveWithFile } from './file-picker';
 import { noteThumbnail } from './note-thumbnail';
+import { newestOnly, searchBox } from './search-box';
 import { unfinishedNotice } from './unfinished-upload';
 
 /** The longest title the API takes (its notes' title rule), in characters. */
@@ -33,22 +34,50 @@ export function notesView(): HTMLElement {
   // The list comes a page at a time; older notes are added below on request.
   const older = h('button', { type: 'button', hidden: true }, 'Show older notes');
   let nextPage: string | undefined;
+  // What the search box holds: the list is its results, best first, until it is emptied.
+  let q = '';
+  const search = searchBox({
+    label: 'Search your notes',
+    onSearch: (words) => {
+      q = words;
+      void refresh();
+    },
+  });
+  const newest = newestOnly();
+  /** Whether the list shown is still the newest one asked for (a search, a refresh). */
+  let listed = () => true;
   const show = (page: Page<Note>, append: boolean) => {
     const items = page.items.map((note) => noteItem(note, refresh, alert, heading));
+    const none = q ? `No notes match “${q}”.` : 'No notes yet.';
     if (append) list.append(...items);
-    else replaceChildren(list, ...(items.length === 0 ? [h('li', { class: 'empty' }, 'No notes yet.')] : items));
+    else replaceChildren(list, ...(items.length === 0 ? [h('li', { class: 'empty' }, none)] : items));
     nextPage = page.next;
     older.hidden = nextPage === undefined;
+    older.textContent = q ? 'Show more notes' : 'Show older notes';
+    const shown = list.querySelectorAll('li[data-note-id]').length;
+    if (q) search.found(`${shown}${nextPage ? ' or more' : ''} note${shown === 1 ? '' : 's'} found for “${q}”.`);
+    else search.reset();
   };
   const refresh = async () => {
+    const current = newest();
+    listed = current;
     try {
-      show(await api.listNotes(), false);
+      const page = await api.listNotes(undefined, q);
+      if (current()) show(page, false);
     } catch (error) {
-      alert.show((error as Error).message);
+      if (!current()) return;
+      if (q) search.failed((error as Error).message);
+      else alert.show((error as Error).message);
     }
   };
   older.addEventListener('click', () => {
-    if (nextPage) void act(older, alert, async () => show(await api.listNotes(nextPage), true));
+    // A further page of the list shown: dropped when a newer search or refresh replaced that list.
+    const current = listed;
+    if (!nextPage) return;
+    void act(older, alert, async () => {
+      const page = await api.listNotes(nextPage, q);
+      if (current()) show(page, true);
+    });
   });
 
   const createAlert = alertBox();
@@ -90,6 +119,12 @@ export function notesView(): HTMLElement {
     if (!list.isConnected) return stop();
     if (event.kind === 'reset') return void refresh();
     if (event.topic !== 'notes') return;
+    // Whether a changed note matches a search is the API's to say: the results are asked again,
+    // unless a note is being edited here (it keeps its editor).
+    if (q) {
+      if (!list.querySelector('form')) void refresh();
+      return;
+    }
     const id = event.kind === 'upsert' ? event.note._id : event.id;
     const shown = list.querySelector<HTMLElement>(`li[data-note-id="${CSS.escape(id)}"]`);
     if (event.kind === 'remove') return shown?.remove();
@@ -102,7 +137,7 @@ export function notesView(): HTMLElement {
     }
   });
 
-  return h('section', null, h('h1', null, 'Notes'), form, heading, alert, list, actions(older));
+  return h('section', null, h('h1', null, 'Notes'), form, heading, search.element, alert, list, actions(older));
 }
 
 /** The note's file as a person sees it: its name, and its size and type when known. */

@@ -6,6 +6,7 @@ import { api, type Post, type PostSort } from '../api';
 import { alertBox, type Child, formatDate, h, replaceChildren } from '../dom';
 import { input } from '../forms';
 import { onLive } from '../live';
+import { newestOnly, searchBox } from './search-box';
 
 /** Several changes in a moment are one reload of the page shown. */
 const RELOAD_AFTER_MS = 100;
@@ -85,11 +86,13 @@ export function authorView(authorId: string, query: URLSearchParams, go: (hash: 
   );
 }
 
-/** The filter, the alert and the results of a list of published posts, with its pages. */
+/** The search box, the filter, the alert and the results of a list of published posts, with its pages. */
 function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen: ListScreen): HTMLElement[] {
   const tag = (query.get('tag') ?? '').trim().toLowerCase();
   const sort = sortOf(query.get('sort'));
-  const page = Math.max(1, Number.parseInt(query.get('page') ?? '1', 10) || 1);
+  // A search typed here shows its first page in place; its pages' links, and the filter, keep it.
+  let q = (query.get('q') ?? '').trim();
+  let page = Math.max(1, Number.parseInt(query.get('page') ?? '1', 10) || 1);
   const author = screen.author?.id;
   const alert = alertBox();
   const results = h('div', { class: 'results', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -99,8 +102,9 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
     { name: 'sort' },
     ...SORTS.map((option) => h('option', { value: option.value, selected: option.value === sort }, option.label)),
   );
-  const hash = (next: { tag?: string; sort?: PostSort; page?: number }) => {
+  const hash = (next: { tag?: string; sort?: PostSort; page?: number; q?: string }) => {
     const params = new URLSearchParams();
+    if (next.q) params.set('q', next.q);
     if (next.tag) params.set('tag', next.tag);
     if (next.sort && next.sort !== 'newest') params.set('sort', next.sort);
     if (next.page && next.page > 1) params.set('page', String(next.page));
@@ -114,7 +118,7 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
     h('label', null, 'Filter by tag ', tagInput),
     h('label', null, 'Order ', sortChoice),
     h('button', { type: 'submit' }, 'Filter'),
-    tag ? h('a', { href: hash({ sort }), class: 'button-link' }, 'Clear filter') : null,
+    tag ? h('a', { href: hash({ sort, q }), class: 'button-link' }, 'Clear filter') : null,
   );
   filter.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -123,14 +127,29 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
       alert.show('A tag is 1 to 40 letters, digits or hyphens.');
       return;
     }
-    go(hash({ tag: value, sort: sortOf(sortChoice.value) }));
+    go(hash({ tag: value, sort: sortOf(sortChoice.value), q }));
   });
 
-  // Newer and older say where a page is only in the order by date, newest first.
-  const [back, forward] = sort === 'newest' ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
-  const load = () =>
-    api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined, author, sort }).then(
+  const search = searchBox({
+    label: author ? 'Search this author’s posts' : 'Search posts',
+    value: q,
+    onSearch: (words) => {
+      q = words;
+      page = 1;
+      void load();
+    },
+  });
+  const newest = newestOnly();
+  const load = () => {
+    // Newer and older say where a page is only in the order by date, newest first (a search's is by relevance).
+    const [back, forward] = sort === 'newest' && !q ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
+    const current = newest();
+    const searched = q;
+    return api.listPosts({ page, tag: TAG.test(tag) ? tag : undefined, author, sort, q }).then(
       async (found) => {
+        if (!current()) return;
+        if (searched) search.found(`${found.total} post${found.total === 1 ? '' : 's'} found for “${searched}”.`);
+        else search.reset();
         if (found.posts.length === 0 && found.total > 0) {
           // Past the last page (an old link, or a page typed in): say so, and offer the last one.
           replaceChildren(
@@ -139,17 +158,19 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
               'p',
               { class: 'empty' },
               `There is no page ${page}; the last page is ${found.pages}. `,
-              h('a', { href: hash({ tag, sort, page: found.pages }) }, `Go to page ${found.pages}`),
+              h('a', { href: hash({ tag, sort, page: found.pages, q }) }, `Go to page ${found.pages}`),
             ),
           );
           return;
         }
         if (found.posts.length === 0) {
-          replaceChildren(results, h('p', { class: 'empty' }, emptyList(tag, author !== undefined)));
+          const empty = searched ? `No published posts match “${searched}”.` : emptyList(tag, author !== undefined);
+          replaceChildren(results, h('p', { class: 'empty' }, empty));
           return;
         }
         // An author's page names its author once, in its heading: its cards need no byline.
         const names = author ? undefined : await api.authorNames(found.posts).catch(() => undefined);
+        if (!current()) return;
         replaceChildren(
           results,
           h('ul', { class: 'cards' }, ...found.posts.map((post) => postCard(post, names))),
@@ -158,7 +179,7 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
             { class: 'pager', 'aria-label': 'Pages' },
             h(
               'a',
-              { class: 'button-link', href: hash({ tag, sort, page: page - 1 }), hidden: page <= 1, rel: 'prev' },
+              { class: 'button-link', href: hash({ tag, sort, page: page - 1, q }), hidden: page <= 1, rel: 'prev' },
               back,
             ),
             h(
@@ -170,7 +191,7 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
               'a',
               {
                 class: 'button-link',
-                href: hash({ tag, sort, page: page + 1 }),
+                href: hash({ tag, sort, page: page + 1, q }),
                 hidden: page >= found.pages,
                 rel: 'next',
               },
@@ -180,10 +201,13 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
         );
       },
       (error: Error) => {
+        if (!current()) return;
         results.replaceChildren();
-        alert.show(error.message);
+        if (searched) search.failed(error.message);
+        else alert.show(error.message);
       },
     );
+  };
   void load();
 
   // A post published, changed or taken down anywhere: the page shown is read again, so its order,
@@ -200,7 +224,7 @@ function listOfPosts(query: URLSearchParams, go: (hash: string) => void, screen:
     reload = setTimeout(() => void load(), RELOAD_AFTER_MS);
   });
 
-  return [filter, alert, results];
+  return [search.element, filter, alert, results];
 }
 
 function emptyList(tag: string, ofAuthor: boolean): string {
