@@ -15,6 +15,7 @@
  * entries in the index go in MiniSearch's background vacuum.
  */
 import MiniSearch, { type Query, type SearchResult } from 'minisearch';
+import { KeptResults } from './kept-results';
 import type { SearchQuery } from './query';
 import { BM25, type FieldBoosts, hasPhrases, phraseTextOf, WEIGHTS } from './relevance';
 import { wordsOf } from './words';
@@ -33,6 +34,7 @@ export class TextIndex {
   private readonly fields: string[];
   private readonly search: MiniSearch<Record<string, string>>;
   private readonly indexed = new Map<string, Indexed>();
+  private readonly recent = new KeptResults();
 
   /** `boosts`: the fields searched, each with how much a match in it counts. */
   constructor(private readonly boosts: FieldBoosts) {
@@ -65,6 +67,7 @@ export class TextIndex {
   set(id: string, version: number, fields: Readonly<Record<string, string>>): void {
     const known = this.indexed.get(id);
     if (known && known.version >= version) return;
+    this.recent.forget();
     if (known) this.search.discard(id);
     const document: Record<string, string> = { id };
     for (const field of this.fields) document[field] = fields[field] ?? '';
@@ -76,11 +79,18 @@ export class TextIndex {
   /** Takes the record out of the index, if it is there. */
   remove(id: string): void {
     if (!this.indexed.delete(id)) return;
+    this.recent.forget();
     this.search.discard(id);
   }
 
-  /** The records that match `query`, best first (equal scores in no particular order). */
-  find(query: SearchQuery): Ranked[] {
+  /**
+   * The records that match `query`, best first (equal scores in no particular order). A search
+   * asked again before the index changes is answered from the one before (kept-results.ts).
+   */
+  find(query: SearchQuery): readonly Ranked[] {
+    const key = JSON.stringify(query);
+    const kept = this.recent.get(key);
+    if (kept) return kept;
     const words: Query = {
       combineWith: 'AND',
       queries: query.words.map(({ word, prefix, fuzzy }) => ({ queries: [word], prefix, fuzzy: fuzzy ? 1 : false })),
@@ -89,8 +99,10 @@ export class TextIndex {
       query.phrases.length === 0
         ? undefined
         : (result: SearchResult) => hasPhrases((this.indexed.get(result.id) as Indexed).phraseText, query);
-    return this.search
+    const results = this.search
       .search(words, { boost: { ...this.boosts }, ...(filter ? { filter } : {}) })
       .map(({ id, score }) => ({ id: id as string, score }));
+    this.recent.keep(key, results);
+    return results;
   }
 }

@@ -40,7 +40,7 @@ export interface ListingSearch {
    */
   follow(records: readonly PlacedRecord[], before: ListingIndex | undefined, fresh: boolean): Promise<void>;
   /** The posts that match, best first. */
-  find(query: SearchQuery): Ranked[];
+  find(query: SearchQuery): readonly Ranked[];
 }
 
 export function createListingSearch(posts: PostModel): ListingSearch {
