@@ -7,6 +7,10 @@
  * same; that begins with it, for the last word typed; or that is one edit away (a letter added,
  * dropped or changed), for a word of FUZZY_MIN letters or more. The score is BM25+, per field,
  * the field's boost times the kind of match's weight: an exact word counts most.
+ *
+ * One difference, for what a search may cost: the index takes a prefix to the most frequent words
+ * it begins, within its bounds (vocabulary.ts), while a scan, bounded by the records it reads,
+ * takes every word that begins with it.
  */
 import type { QueryWord, SearchQuery } from './query';
 

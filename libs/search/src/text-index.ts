@@ -13,11 +13,17 @@
  * indexed is ignored (states can arrive out of order), and with its words laid out for phrase
  * checks: MiniSearch keeps no positions. A removed record leaves MiniSearch's results at once; its
  * entries in the index go in MiniSearch's background vacuum.
+ *
+ * What a search costs: MiniSearch scores every record of every word it is asked for (about a
+ * microsecond each). So the last word's prefix is not left to MiniSearch, which would ask for every
+ * word it begins: its completions come from the vocabulary (vocabulary.ts), bounded in number and
+ * in records. A search then costs at most its words' own records and the bound of its completions.
  */
 import MiniSearch, { type Query, type SearchResult } from 'minisearch';
 import { KeptResults } from './kept-results';
-import type { SearchQuery } from './query';
+import type { QueryWord, SearchQuery } from './query';
 import { BM25, type FieldBoosts, hasPhrases, phraseTextOf, WEIGHTS } from './relevance';
+import { Vocabulary } from './vocabulary';
 import { wordsOf } from './words';
 
 export interface Ranked {
@@ -35,6 +41,7 @@ export class TextIndex {
   private readonly search: MiniSearch<Record<string, string>>;
   private readonly indexed = new Map<string, Indexed>();
   private readonly recent = new KeptResults();
+  private readonly vocabulary = new Vocabulary();
 
   /** `boosts`: the fields searched, each with how much a match in it counts. */
   constructor(private readonly boosts: FieldBoosts) {
@@ -68,19 +75,26 @@ export class TextIndex {
     const known = this.indexed.get(id);
     if (known && known.version >= version) return;
     this.recent.forget();
-    if (known) this.search.discard(id);
+    if (known) {
+      this.search.discard(id);
+      this.vocabulary.remove(distinctWords(known.phraseText));
+    }
     const document: Record<string, string> = { id };
     for (const field of this.fields) document[field] = fields[field] ?? '';
     this.search.add(document);
     const phraseText = phraseTextOf(this.fields.map((field) => wordsOf(document[field] as string)));
+    this.vocabulary.add(distinctWords(phraseText));
     this.indexed.set(id, { version, phraseText });
   }
 
   /** Takes the record out of the index, if it is there. */
   remove(id: string): void {
-    if (!this.indexed.delete(id)) return;
+    const known = this.indexed.get(id);
+    if (!known) return;
+    this.indexed.delete(id);
     this.recent.forget();
     this.search.discard(id);
+    this.vocabulary.remove(distinctWords(known.phraseText));
   }
 
   /**
@@ -91,10 +105,7 @@ export class TextIndex {
     const key = JSON.stringify(query);
     const kept = this.recent.get(key);
     if (kept) return kept;
-    const words: Query = {
-      combineWith: 'AND',
-      queries: query.words.map(({ word, prefix, fuzzy }) => ({ queries: [word], prefix, fuzzy: fuzzy ? 1 : false })),
-    };
+    const words: Query = { combineWith: 'AND', queries: query.words.map((asked) => this.wordQuery(asked)) };
     const filter =
       query.phrases.length === 0
         ? undefined
@@ -105,4 +116,23 @@ export class TextIndex {
     this.recent.keep(key, results);
     return results;
   }
+
+  /** One word of a query, as MiniSearch is asked for it: a prefix by its bounded completions. */
+  private wordQuery({ word, prefix, fuzzy }: QueryWord): Query {
+    const itself = { queries: [word], fuzzy: fuzzy ? 1 : false };
+    if (!prefix) return itself;
+    const completions = this.vocabulary.completions(word);
+    if (completions.length === 0) return itself;
+    return {
+      combineWith: 'OR',
+      queries: [itself, { combineWith: 'OR', queries: completions, fuzzy: false, boostTerm: () => WEIGHTS.prefix }],
+    };
+  }
+}
+
+/** A record's words, each once (from its phrase text: words between spaces, fields on lines). */
+function distinctWords(phraseText: string): Set<string> {
+  const words = new Set(phraseText.split(/[ \n]+/));
+  words.delete('');
+  return words;
 }
