@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import sharp from 'sharp';
 import { type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
 import { Compose, type ContainerState, need, run } from './compose';
 import {
@@ -403,6 +404,8 @@ let kept: Kept | undefined;
 
 describe('3. the user journey, through the published ports only', () => {
   let found: { title: string }[] = [];
+  let searched: { title: string }[] = [];
+  let thumbnailSize: { width: number; height: number } | undefined;
   let bytesIdentical = false;
   let objectGoneMs: number | undefined;
   let postTitle = '';
@@ -436,6 +439,25 @@ describe('3. the user journey, through the published ports only', () => {
       'publish',
     );
     found = expectStatus(await api(`/api/posts?tag=${tag}`), 200, 'find by tag').body.posts as { title: string }[];
+    searched = expectStatus(
+      await api(`/api/posts?q=${encodeURIComponent(`JOURNEY ${tag.slice(0, -1)}`)}`),
+      200,
+      'search',
+    ).body.posts as { title: string }[];
+
+    // A real image, so the files image's sharp makes its thumbnail: 300 × 200, cropped to 100 × 100.
+    const image = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#2a7' } })
+      .png()
+      .toBuffer();
+    const imageNote = await noteWithFile(token, image, 'image');
+    const thumbnail = expectStatus(
+      await api(`/api/notes/${imageNote}/attachment?thumb=100x100`, { token }),
+      200,
+      'thumb',
+    ).body as { url: string };
+    const png = Buffer.from(await (await fetch(thumbnail.url)).arrayBuffer());
+    // A PNG's IHDR: its width and height, big-endian, at bytes 16 and 20.
+    thumbnailSize = { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 
     // One note whose attachment is deleted with it, and one kept for step 6.
     const gone = randomBytes(64 * 1024);
@@ -469,6 +491,20 @@ describe('3. the user journey, through the published ports only', () => {
   check('when a post is published with a tag, then a search by that tag finds it alone', () => {
     expect(found.map((p) => p.title)).toEqual([postTitle]);
   });
+
+  check(
+    'when the post is searched for by its words, the last one as it is being typed, then the search finds it alone',
+    () => {
+      expect(searched.map((p) => p.title)).toEqual([postTitle]);
+    },
+  );
+
+  check(
+    'when a thumbnail of a note’s image is asked for, then the files image makes it with sharp, at the size asked',
+    () => {
+      expect(thumbnailSize).toEqual({ width: 100, height: 100 });
+    },
+  );
 
   check('when a note’s file is downloaded through its link, then the bytes are the uploaded ones', () => {
     expect(bytesIdentical).toBe(true);
