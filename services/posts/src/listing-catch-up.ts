@@ -72,7 +72,7 @@ export async function settled(loggedAt: number): Promise<void> {
  * `readPost`: one post's state, read now. `applyRead`: applies such a state to the index and to
  * what is kept beside it (texts, words). `removeAuthor`: the same for an author's removal.
  * `forgetTexts`: the kept texts go (anything may have changed). `follow`: brings the words kept
- * beside the index to a whole read (`fresh`: from nothing), before the index read so answers reads.
+ * beside the index to a whole read (`fresh`: from nothing), in the background.
  */
 export function createCatchUp({
   posts,
@@ -103,7 +103,8 @@ export function createCatchUp({
     const seq = await log.head();
     const records = await posts.find({ status: 'published' }, PLACED_FIELDS).lean<PlacedRecord[]>();
     if (fresh) forgetTexts();
-    await follow(records, state?.index, fresh);
+    // The words follow in the background: searches wait for them, pages do not (listing-search.ts).
+    follow(records, state?.index, fresh).catch(() => undefined);
     state = { index: new ListingIndex(records), seq, applied: new Set(), readAt, checkedAt };
     return state;
   }

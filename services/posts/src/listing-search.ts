@@ -12,7 +12,14 @@
  * failed between the two writes) is never answered, since results are what the listing lists, and
  * it goes at the next whole read that finds it unlisted there and in the listing it replaces.
  *
- * Memory: the index takes about 5 kB per post of 130 words (bench/results, "search").
+ * The listing does not wait for a follow: reading the words of every post takes seconds at 10,000
+ * posts and more than a minute at 100,000, and the list's pages need none of it. Searches wait
+ * instead (`find`), for every follow begun before them, so what the listing lists is in the index
+ * when they run; a follow that failed fails them until one succeeds (the listing is read whole
+ * again within MAX_AGE_MS). While a follow from nothing fills a new index, the states the listing
+ * applies go to both.
+ *
+ * Memory: about 45 MB per 10,000 posts of 86 words (bench/results, "search").
  */
 import { type Ranked, type SearchQuery, TextIndex } from '@cs/search';
 import type { ListingIndex, PlacedRecord } from './listing-index';
@@ -39,12 +46,18 @@ export interface ListingSearch {
    * meanwhile.
    */
   follow(records: readonly PlacedRecord[], before: ListingIndex | undefined, fresh: boolean): Promise<void>;
-  /** The posts that match, best first. */
-  find(query: SearchQuery): readonly Ranked[];
+  /** The posts that match, best first, once every follow begun before this call is done. */
+  find(query: SearchQuery): Promise<readonly Ranked[]>;
 }
 
 export function createListingSearch(posts: PostModel): ListingSearch {
   let index = new TextIndex(POST_SEARCH.boosts);
+  /** The index a follow from nothing is filling, to replace `index` when whole. */
+  let filling: TextIndex | undefined;
+  /** The follows begun, one after another. */
+  let following: Promise<void> = Promise.resolve();
+  /** Why the last follow failed, until one succeeds. */
+  let failure: unknown;
 
   function applyTo(to: TextIndex, id: string, record: Texts | null): void {
     if (record?.status !== 'published') to.remove(id);
@@ -65,15 +78,10 @@ export function createListingSearch(posts: PostModel): ListingSearch {
     for (const record of records) if (record) each(record);
   }
 
-  return {
-    apply: (id, record) => applyTo(index, id, record),
-
-    drop(ids) {
-      for (const id of ids) index.remove(id);
-    },
-
-    async follow(records, before, fresh) {
-      const to = fresh ? new TextIndex(POST_SEARCH.boosts) : index;
+  async function follow(records: readonly PlacedRecord[], before: ListingIndex | undefined, fresh: boolean) {
+    const to = fresh ? new TextIndex(POST_SEARCH.boosts) : index;
+    if (fresh) filling = to;
+    try {
       const listed = new Set<string>();
       const behind: string[] = [];
       for (const record of records) {
@@ -89,8 +97,37 @@ export function createListingSearch(posts: PostModel): ListingSearch {
           if (wanted.has(id) && record.status === 'published') applyTo(to, id, record);
         });
       index = to;
+      failure = undefined;
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      if (filling === to) filling = undefined;
+    }
+  }
+
+  return {
+    apply(id, record) {
+      applyTo(index, id, record);
+      if (filling) applyTo(filling, id, record);
     },
 
-    find: (query) => index.find(query),
+    drop(ids) {
+      for (const id of ids) {
+        index.remove(id);
+        filling?.remove(id);
+      }
+    },
+
+    follow(records, before, fresh) {
+      following = following.catch(() => undefined).then(() => follow(records, before, fresh));
+      return following;
+    },
+
+    async find(query) {
+      await following.catch(() => undefined);
+      if (failure !== undefined) throw new Error('the words of the listed posts could not be read', { cause: failure });
+      return index.find(query);
+    },
   };
 }

@@ -189,10 +189,11 @@ export function createListing(
 
     async search({ query, offset, limit, tag, authorId }, client) {
       const { index } = await freshness.caughtUp();
+      const ranked = await words.find(query);
       // What the listing lists, and only that: the words may hold a post a moment longer.
       const matching = () => {
         const found: { placed: Placed; score: number }[] = [];
-        for (const { id, score } of words.find(query)) {
+        for (const { id, score } of ranked) {
           const placed = index.placed(id);
           if (!placed) continue;
           if (tag !== undefined && !placed.tags.includes(tag)) continue;
