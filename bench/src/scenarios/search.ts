@@ -59,10 +59,7 @@ export interface SearchReport {
   goals: typeof SEARCH_GOALS;
 }
 
-/**
- * How long ours sits idle after start before its memory is read: long enough for what starting
- * left behind to be collected (at 3 s, as scenario 14 reads it, it read 40 MB more).
- */
+/** How long ours sits idle after start before its memory is read: what starting left behind has settled. */
 const IDLE_S = 30;
 
 function pathOf(system: System, search: (typeof SEARCHES)[number]): string {
