@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
-import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
+import { type BrowserSuite, registerToNotes, screenshot, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
 let context: BrowserContext;
@@ -21,14 +21,7 @@ beforeAll(async () => {
   context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
   context.setDefaultTimeout(20_000);
   page = await context.newPage();
-  await page.goto(`${web.origin}/`);
-  await page.getByRole('link', { name: 'Register', exact: true }).click();
-  await page.getByLabel('E-mail').fill(`files-${web.id}@example.com`);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
-  await page.getByRole('link', { name: 'Notes', exact: true }).click();
-  await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+  await registerToNotes(page, web, `files-${web.id}@example.com`);
 }, 90_000);
 
 afterAll(async () => {

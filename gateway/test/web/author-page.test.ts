@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
-import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
+import { type BrowserSuite, callApi, screenshot, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
 let context: BrowserContext;
@@ -23,15 +23,7 @@ afterEach(async () => {
   await context?.close();
 });
 
-async function call(path: string, method: string, body: unknown, token?: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${web.origin}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, unknown>;
-}
+const call = (path: string, method: string, body: unknown, token?: string) => callApi(web, path, method, body, token);
 
 /** An account with a display name, through the API; its token. */
 async function author(label: string, displayName: string): Promise<string> {

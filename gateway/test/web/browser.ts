@@ -89,3 +89,32 @@ export async function startBrowserSuite(label: string, env: Record<string, strin
     },
   };
 }
+
+/** A JSON request to the suite's API, as a script beside the page makes one (`token`: Bearer); its body. */
+export async function callApi(
+  web: BrowserSuite,
+  path: string,
+  method: string,
+  body: unknown,
+  token?: string,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${web.origin}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** A new person registered through the page, then on the Notes view. */
+export async function registerToNotes(page: Page, web: BrowserSuite, email: string): Promise<void> {
+  await page.goto(`${web.origin}/`);
+  await page.getByRole('link', { name: 'Register', exact: true }).click();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
+  await page.getByRole('link', { name: 'Notes', exact: true }).click();
+  await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+}

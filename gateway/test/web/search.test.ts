@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
-import { type BrowserSuite, screenshot, startBrowserSuite } from './browser';
+import { type BrowserSuite, callApi, screenshot, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
 let context: BrowserContext;
@@ -27,15 +27,7 @@ afterEach(async () => {
   await context?.close();
 });
 
-async function call(path: string, method: string, body: unknown, token?: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${web.origin}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, unknown>;
-}
+const call = (path: string, method: string, body: unknown, token?: string) => callApi(web, path, method, body, token);
 
 /** An account, through the API; its token. */
 async function account(label: string): Promise<string> {

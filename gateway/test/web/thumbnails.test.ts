@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { type BrowserSuite, startBrowserSuite } from './browser';
+import { type BrowserSuite, registerToNotes, startBrowserSuite } from './browser';
 
 let web: BrowserSuite;
 let context: BrowserContext;
@@ -17,14 +17,7 @@ beforeAll(async () => {
   context = await web.browser.newContext({ viewport: { width: 1100, height: 800 } });
   context.setDefaultTimeout(20_000);
   page = await context.newPage();
-  await page.goto(`${web.origin}/`);
-  await page.getByRole('link', { name: 'Register', exact: true }).click();
-  await page.getByLabel('E-mail').fill(`thumbs-${web.id}@example.com`);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { name: 'My posts', level: 1 }).waitFor();
-  await page.getByRole('link', { name: 'Notes', exact: true }).click();
-  await page.getByRole('heading', { name: 'Notes', exact: true, level: 1 }).waitFor();
+  await registerToNotes(page, web, `thumbs-${web.id}@example.com`);
 }, 90_000);
 
 afterAll(async () => {
