@@ -141,7 +141,7 @@ export { appendNumbered, readNumbered } from './numbered-log';
 export { type Change, type OwnedDocuments, ownedDocuments } from './owned-documents';
 export { type Cursor, decodeCursor, findPage, NEWEST_FIRST, type Page } from './pages';
 export { raceBackoffMs } from './race-backoff';
-export { decodeSearchCursor, SEARCH_SCAN_MAX, type SearchPageQuery, searchPage } from './search-page';
+export { decodeSearchCursor, type SearchPageQuery, searchPage } from './search-page';
 export { batchedByTurn, insertTogether, type Outcome } from './together';
 export { trusted } from './trusted';
 export {

@@ -2,4 +2,3 @@ export { type QueryWord, readSearch, type SearchQuery } from './query';
 export type { FieldBoosts } from './relevance';
 export { createScanRanking, type ScanRanking } from './scan-ranking';
 export { type Ranked, TextIndex } from './text-index';
-export { fold, wordsOf } from './words';
