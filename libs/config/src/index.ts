@@ -5,24 +5,21 @@
  * A service declares a spec of readers; `loadConfig` runs them all and fails once, naming every
  * key that is missing or wrong, so a misconfigured process never starts half-working.
  */
+
+import { ConfigError } from './config-error';
+import { present } from './present';
+import { withSettingFiles } from './setting-files';
+
+export { ConfigError } from './config-error';
+export { withSettingFiles } from './setting-files';
+
 export type Env = Record<string, string | undefined>;
 export type Reader<T> = (raw: string | undefined) => T;
 export type Spec = Record<string, Reader<unknown>>;
 export type ConfigOf<S extends Spec> = { readonly [K in keyof S]: ReturnType<S[K]> };
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration: ${problems.join('; ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
 /** Thrown by a reader; loadConfig prefixes the key's name. */
 class Problem extends Error {}
-
-function present(raw: string | undefined): raw is string {
-  return raw !== undefined && raw.trim() !== '';
-}
 
 function required<T>(raw: string | undefined, fallback: T | undefined, parse: (raw: string) => T): T {
   if (present(raw)) return parse(raw.trim());
@@ -206,12 +203,13 @@ export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {
 }
 
 /**
- * Reads a process's configuration (a service's, the gateway's) from `source`; a bad one stops the
- * process, naming what it configures and every key that is wrong.
+ * Reads a process's configuration (a service's, the gateway's) from `source`, its setting files
+ * read first (setting-files.ts); a bad one stops the process, naming what it configures and every
+ * key that is wrong. Every boot goes through here, so a setting may be given as a file everywhere.
  */
 export function configOrExit<C>(name: string, read: (source: NodeJS.ProcessEnv) => C, source: NodeJS.ProcessEnv): C {
   try {
-    return read(source);
+    return read(withSettingFiles(source));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${name}: ${err.message}\n`);
