@@ -75,8 +75,14 @@ export interface RunningAll {
 
 /** Starts every part; a configuration that is wrong stops the process before anything starts. */
 export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOptions): Promise<RunningAll> {
-  const configs = SERVICES.map((s) => configOrExit(s.name, s.readConfig, environmentOf(s.name, env)) as BaseConfig);
-  const gatewayConfig = configOrExit('gateway', gatewayPart.readConfig, environmentOf('gateway', env));
+  // Setting files (`X_FILE`) are read once, before the environment is split per part: a key for one
+  // part alone given as a file (POSTS_MONGO_URL_FILE) then wins over the common key as any such key
+  // does, and MONGO_URL_FILE names the server the services' databases are on as MONGO_URL does.
+  const settings = configOrExit('content-service', (source) => source, env);
+  const configs = SERVICES.map(
+    (s) => configOrExit(s.name, s.readConfig, environmentOf(s.name, settings)) as BaseConfig,
+  );
+  const gatewayConfig = configOrExit('gateway', gatewayPart.readConfig, environmentOf('gateway', settings));
   const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL });
   const hosted = new HostedServices();
   const started: StartedPart[] = [];
