@@ -20,7 +20,7 @@
  * each service has its own database, named after it (`POSTS_MONGO_URL` to set one exactly).
  */
 import { verifierFollowing } from '@cs/auth';
-import { configOrExit } from '@cs/config';
+import { configOrExit, FILE_SUFFIX, settingOf } from '@cs/config';
 import { filesService } from '@cs/files/service';
 import { gatewayPart } from '@cs/gateway/gateway';
 import { identityService } from '@cs/identity/service';
@@ -43,7 +43,11 @@ const SERVICES: readonly PartDefinition<any>[] = [
   realtimeService,
 ];
 
-/** The environment of one part: the common keys, its own (`POSTS_X` as X), and where the others are. */
+/**
+ * The environment of one part: the common keys, its own (`POSTS_X` as X), and where the others are.
+ * A key of its own, given either way (`POSTS_JWT_SECRET` or `POSTS_JWT_SECRET_FILE`), takes the
+ * place of the common key given either way, so the two never count as one setting given twice.
+ */
 function environmentOf(name: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const prefix = `${name.toUpperCase()}_`;
   const own = Object.fromEntries(
@@ -51,12 +55,14 @@ function environmentOf(name: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv 
       .filter(([key]) => key.startsWith(prefix) && key.length > prefix.length)
       .map(([key, value]) => [key.slice(prefix.length), value]),
   );
+  const settingOfKey = (key: string) => (key.endsWith(FILE_SUFFIX) ? key.slice(0, -FILE_SUFFIX.length) : key);
+  const replaced = new Set(Object.keys(own).map(settingOfKey));
+  const common = Object.fromEntries(Object.entries(env).filter(([key]) => !replaced.has(settingOfKey(key))));
   const addresses = Object.fromEntries(SERVICES.map((s) => [`${s.name.toUpperCase()}_URL`, inProcessUrl(s.name)]));
-  const database =
-    name !== 'gateway' && env.MONGO_URL && own.MONGO_URL === undefined
-      ? { MONGO_URL: withDatabase(env.MONGO_URL, name) }
-      : {};
-  return { ...env, ...own, ...database, ...addresses };
+  // MONGO_URL names the server: each service gets its own database on it, given either way.
+  const server = name !== 'gateway' && !replaced.has('MONGO_URL') ? settingOf(env, 'MONGO_URL') : undefined;
+  const database = server ? { MONGO_URL: withDatabase(server, name), MONGO_URL_FILE: undefined } : {};
+  return { ...common, ...own, ...database, ...addresses };
 }
 
 export interface AllOptions {
@@ -75,14 +81,14 @@ export interface RunningAll {
 
 /** Starts every part; a configuration that is wrong stops the process before anything starts. */
 export async function startAll(env: NodeJS.ProcessEnv, { handleSignals }: AllOptions): Promise<RunningAll> {
-  // Setting files (`X_FILE`) are read once, before the environment is split per part: a key for one
-  // part alone given as a file (POSTS_MONGO_URL_FILE) then wins over the common key as any such key
-  // does, and MONGO_URL_FILE names the server the services' databases are on as MONGO_URL does.
-  const settings = configOrExit('content-service', (source) => source, env);
   const configs = SERVICES.map(
-    (s) => configOrExit(s.name, s.readConfig, environmentOf(s.name, settings)) as BaseConfig,
+    (s) => configOrExit(s.name, (source) => s.readConfig(environmentOf(s.name, source)), env) as BaseConfig,
   );
-  const gatewayConfig = configOrExit('gateway', gatewayPart.readConfig, environmentOf('gateway', settings));
+  const gatewayConfig = configOrExit(
+    'gateway',
+    (source) => gatewayPart.readConfig(environmentOf('gateway', source)),
+    env,
+  );
   const logger = createLogger({ name: 'gateway', level: gatewayConfig.LOG_LEVEL });
   const hosted = new HostedServices();
   const started: StartedPart[] = [];

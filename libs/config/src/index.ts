@@ -3,15 +3,16 @@
  * `.env` is the launcher's (`npm start` reads it and hands its values on), so a developer's file
  * never reaches a process that a test or a deployment starts.
  * A service declares a spec of readers; `loadConfig` runs them all and fails once, naming every
- * key that is missing or wrong, so a misconfigured process never starts half-working.
+ * key that is missing or wrong, so a misconfigured process never starts half-working. Each key may
+ * be given as a file instead (`X_FILE`, setting-files.ts), read as its key is.
  */
 
 import { ConfigError } from './config-error';
 import { present } from './present';
-import { withSettingFiles } from './setting-files';
+import { settingOf } from './setting-files';
 
 export { ConfigError } from './config-error';
-export { withSettingFiles } from './setting-files';
+export { FILE_SUFFIX, settingOf } from './setting-files';
 
 export type Env = Record<string, string | undefined>;
 export type Reader<T> = (raw: string | undefined) => T;
@@ -192,10 +193,11 @@ export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {
   const out: Record<string, unknown> = {};
   for (const [key, read] of Object.entries(spec)) {
     try {
-      out[key] = read(source[key]);
+      out[key] = read(settingOf(source, key));
     } catch (err) {
-      if (!(err instanceof Problem)) throw err;
-      problems.push(`${key} ${err.message}`);
+      if (err instanceof ConfigError) problems.push(...err.problems);
+      else if (err instanceof Problem) problems.push(`${key} ${err.message}`);
+      else throw err;
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -203,13 +205,12 @@ export function loadConfig<S extends Spec>(spec: S, source: Env): ConfigOf<S> {
 }
 
 /**
- * Reads a process's configuration (a service's, the gateway's) from `source`, its setting files
- * read first (setting-files.ts); a bad one stops the process, naming what it configures and every
- * key that is wrong. Every boot goes through here, so a setting may be given as a file everywhere.
+ * Reads a process's configuration (a service's, the gateway's) from `source`; a bad one stops the
+ * process, naming what it configures and every key that is wrong.
  */
 export function configOrExit<C>(name: string, read: (source: NodeJS.ProcessEnv) => C, source: NodeJS.ProcessEnv): C {
   try {
-    return read(withSettingFiles(source));
+    return read(source);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${name}: ${err.message}\n`);

@@ -1,12 +1,13 @@
 /**
  * A setting given as a file, `X_FILE=/path` (Docker Swarm's and Kubernetes' secrets): read with
- * its trailing newline removed, and every problem with one named at once, never what it holds.
+ * its trailing newline removed when its setting is read, and every problem with one named at
+ * once, never what it holds.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConfigError, withSettingFiles } from '../src';
+import { ConfigError, env, loadConfig, settingOf } from '../src';
 
 let dir: string;
 
@@ -25,9 +26,11 @@ async function fileHolding(name: string, content: string): Promise<string> {
   return path;
 }
 
-function problemsOf(env: Record<string, string | undefined>): string[] {
+/** What loadConfig finds wrong with `source`, for a spec of the keys A to D (and JWT_SECRET). */
+function problemsOf(source: Record<string, string | undefined>): string[] {
+  const spec = Object.fromEntries(['A', 'B', 'C', 'D', 'JWT_SECRET'].map((key) => [key, env.string('unset')]));
   try {
-    withSettingFiles(env);
+    loadConfig(spec, source);
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
     throw err;
@@ -35,26 +38,47 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
   throw new Error('no ConfigError was thrown');
 }
 
-describe('withSettingFiles', () => {
-  it('when X_FILE names a file ending in a newline, then X holds its content without it, and X_FILE is gone', async () => {
+describe('settingOf', () => {
+  it('when X_FILE names a file ending in a newline, then X is its content without it', async () => {
     const path = await fileHolding('lf', 'the-secret\n');
 
-    expect(withSettingFiles({ JWT_SECRET_FILE: path, PORT: '8080' })).toEqual({
-      JWT_SECRET: 'the-secret',
-      PORT: '8080',
-    });
+    expect(settingOf({ JWT_SECRET_FILE: path, PORT: '8080' }, 'JWT_SECRET')).toBe('the-secret');
   });
 
   it('when the file ends in CRLF, then that one line end is removed', async () => {
     const path = await fileHolding('crlf', 'the-secret\r\n');
 
-    expect(withSettingFiles({ JWT_SECRET_FILE: path })).toEqual({ JWT_SECRET: 'the-secret' });
+    expect(settingOf({ JWT_SECRET_FILE: path }, 'JWT_SECRET')).toBe('the-secret');
   });
 
   it('when the value has leading, inner and trailing blanks or a second newline, then only one newline is removed', async () => {
     const path = await fileHolding('blanks', '  two words \n\n');
 
-    expect(withSettingFiles({ SMTP_URL_FILE: path })).toEqual({ SMTP_URL: '  two words \n' });
+    expect(settingOf({ SMTP_URL_FILE: path }, 'SMTP_URL')).toBe('  two words \n');
+  });
+
+  it('when X_FILE is empty or blank, then it is not given: X is as given', () => {
+    expect(settingOf({ JWT_SECRET: 'from-env', JWT_SECRET_FILE: '' }, 'JWT_SECRET')).toBe('from-env');
+    expect(settingOf({ PORT_FILE: '  ' }, 'PORT')).toBeUndefined();
+  });
+
+  it('when only X is given, then X is as given, blanks and all', () => {
+    expect(settingOf({ JWT_SECRET: ' as given ' }, 'JWT_SECRET')).toBe(' as given ');
+  });
+});
+
+describe('loadConfig with settings given as files', () => {
+  it('when a key of the spec is given as a file, then the config holds the file’s content', async () => {
+    const path = await fileHolding('spec', 'from-a-file\n');
+
+    expect(loadConfig({ JWT_SECRET: env.secret(5) }, { JWT_SECRET_FILE: path })).toEqual({ JWT_SECRET: 'from-a-file' });
+  });
+
+  it('when a variable that is no key of the spec ends in _FILE and names no file, then it is never read', () => {
+    // Another program's, as TF_CLI_CONFIG_FILE or AWS_CONFIG_FILE are on developers' machines.
+    const nowhere = join(dir, 'not-ours');
+
+    expect(loadConfig({ PORT: env.port(3000) }, { TF_CLI_CONFIG_FILE: nowhere, PORT: '8080' })).toEqual({ PORT: 8080 });
   });
 
   it('when X and X_FILE are both set, then the problem names both keys', async () => {
@@ -68,9 +92,9 @@ describe('withSettingFiles', () => {
   it('when the file is missing, then the problem names the key, the path and ENOENT, and nothing else', () => {
     const path = join(dir, 'missing');
 
-    const problems = problemsOf({ JWT_SECRET_FILE: path });
-
-    expect(problems).toEqual([`JWT_SECRET_FILE names a file that cannot be read (${path}): ENOENT`]);
+    expect(problemsOf({ JWT_SECRET_FILE: path })).toEqual([
+      `JWT_SECRET_FILE names a file that cannot be read (${path}): ENOENT`,
+    ]);
   });
 
   it('when a file cannot be read, then its content never reaches the message', async () => {
@@ -80,7 +104,7 @@ describe('withSettingFiles', () => {
 
     const error = (() => {
       try {
-        withSettingFiles({ A_FILE: dir, B: 'given', B_FILE: path });
+        loadConfig({ A: env.string(), B: env.string() }, { A_FILE: dir, B: 'given', B_FILE: path });
       } catch (err) {
         return err as ConfigError;
       }
@@ -114,16 +138,5 @@ describe('withSettingFiles', () => {
       `B_FILE names a file that cannot be read (${missing}): ENOENT`,
       `C_FILE names an empty file (${empty})`,
     ]);
-  });
-
-  it('when X_FILE is empty or blank, then it is not given: X is kept, and X_FILE is gone', () => {
-    expect(withSettingFiles({ JWT_SECRET: 'from-env', JWT_SECRET_FILE: '' })).toEqual({ JWT_SECRET: 'from-env' });
-    expect(withSettingFiles({ PORT_FILE: '  ' })).toEqual({});
-  });
-
-  it('when only X is given, then the environment is the same', () => {
-    const env = { JWT_SECRET: ' as given ', PORT: '', LOG_LEVEL: undefined };
-
-    expect(withSettingFiles(env)).toEqual(env);
   });
 });

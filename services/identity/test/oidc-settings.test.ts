@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError } from '@cs/config';
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { readConfig } from '../src/config';
 
 const REQUIRED = { MONGO_URL: 'mongodb://127.0.0.1:27017/identity', JWT_SECRET: 'x'.repeat(32) };
@@ -29,6 +32,41 @@ describe('the OpenID Connect provider settings', () => {
         clientSecret: 'acme-secret',
       },
     ]);
+  });
+
+  describe('a client secret given as a file (a Swarm secret)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oidc-settings-'));
+    const { OIDC_ACME_CLIENT_SECRET: _, ...acmeWithoutSecret } = acme;
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('when OIDC_<NAME>_CLIENT_SECRET_FILE names a file, then the secret is its content', () => {
+      const file = join(dir, 'acme');
+      writeFileSync(file, 'acme-secret-from-a-file\n');
+
+      const config = readConfig({
+        ...REQUIRED,
+        OIDC_PROVIDERS: 'acme',
+        ...acmeWithoutSecret,
+        OIDC_ACME_CLIENT_SECRET_FILE: file,
+      });
+
+      expect(config.oidcProviders[0]?.clientSecret).toBe('acme-secret-from-a-file');
+    });
+
+    it('when the file cannot be read, then the boot is refused naming the key once, not as missing too', () => {
+      const nowhere = join(dir, 'nowhere');
+
+      expect(() =>
+        readConfig({
+          ...REQUIRED,
+          OIDC_PROVIDERS: 'acme',
+          ...acmeWithoutSecret,
+          OIDC_ACME_CLIENT_SECRET_FILE: nowhere,
+        }),
+      ).toThrow(
+        new ConfigError([`OIDC_ACME_CLIENT_SECRET_FILE names a file that cannot be read (${nowhere}): ENOENT`]),
+      );
+    });
   });
 
   it('when OIDC_<NAME>_NAME is given, then it is the button’s name', () => {

@@ -10,7 +10,7 @@
  * provider of `npm start`, whose login page takes any name: it is refused unless PUBLIC_URL is on
  * loopback too, so such a provider can never sign anyone in to a deployment others reach.
  */
-import { ConfigError } from '@cs/config';
+import { ConfigError, settingOf } from '@cs/config';
 
 export interface ProviderSettings {
   /** The name in paths and settings: `/api/auth/oidc/<id>/start`. */
@@ -48,9 +48,20 @@ export function readProviderSettings(
       continue;
     }
     const key = (what: string) => `OIDC_${id.toUpperCase()}_${what}`;
+    // Each may be given as a file too (`OIDC_SSO_CLIENT_SECRET_FILE`), as every setting may:
+    // '' when not given, undefined when its file is a problem (told already).
+    const given = (what: string): string | undefined => {
+      try {
+        return settingOf(source, key(what))?.trim() ?? '';
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        problems.push(...err.problems);
+        return undefined;
+      }
+    };
     const read = (what: string) => {
-      const value = source[key(what)]?.trim();
-      if (!value) problems.push(`${key(what)} is required`);
+      const value = given(what);
+      if (value === '') problems.push(`${key(what)} is required`);
       return value ?? '';
     };
     const issuer = read('ISSUER').replace(/\/+$/, '');
@@ -58,7 +69,7 @@ export function readProviderSettings(
     const clientSecret = read('CLIENT_SECRET');
     const issuerProblem = issuer && issuerProblemOf(issuer, publicUrl);
     if (issuerProblem) problems.push(`${key('ISSUER')} ${issuerProblem}`);
-    providers.push({ id, name: source[key('NAME')]?.trim() || id, issuer, clientId, clientSecret });
+    providers.push({ id, name: given('NAME') || id, issuer, clientId, clientSecret });
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return providers;
