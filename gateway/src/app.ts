@@ -7,6 +7,7 @@ import { metricsEnabled, tracingOn } from '@cs/telemetry';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
+import { refuseBodyTooLarge } from './body-too-large';
 import { type Config, trustProxySetting } from './config';
 import { docsRoutes } from './docs';
 import { httpMetrics, rateLimited } from './metrics';
@@ -169,10 +170,7 @@ export function createGateway(config: Config, logger: Logger, { tokens, sharedLi
     req.headers['x-internal-client-address'] = req.ip ?? 'unknown';
     const read = await readBody(req, config.BODY_LIMIT_BYTES);
     if (read.outcome === 'aborted') return;
-    if (read.outcome === 'too-large') {
-      res.setHeader('connection', 'close');
-      return sendError(res, 413, messages.bodyTooLarge);
-    }
+    if (read.outcome === 'too-large') return refuseBodyTooLarge(req, res);
     // A token sent, or one answered (identity): the answer is that person's alone.
     const isPrivate = req.headers.authorization !== undefined || found.upstream === 'identity';
     // Express is done with the request: the router state its `next` holds is not kept for as long

@@ -3,6 +3,7 @@ import { HttpError, messages } from '@cs/errors';
 import { accessLogger, type Logger, requestIdFrom } from '@cs/log';
 import { context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
+import { refuseBodyTooLarge } from './body-too-large';
 import { sendError } from './respond';
 import type { AuthRule } from './route-table';
 
@@ -61,10 +62,7 @@ export function dropInternalHeaders() {
 export function bodyLimit(maxBytes: number) {
   return function bodyLimit(req: Request, res: Response, next: NextFunction) {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > maxBytes) {
-      res.setHeader('connection', 'close');
-      return sendError(res, 413, messages.bodyTooLarge);
-    }
+    if (declared > maxBytes) return refuseBodyTooLarge(req, res);
     next();
   };
 }
