@@ -19,7 +19,6 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 started_ms="$(date +%s%3N)"
-COMPOSE_VERSION="${COMPOSE_VERSION:-v2.40.3}"
 
 pull=0
 case "${1:-}" in
@@ -28,54 +27,18 @@ case "${1:-}" in
   *) echo "usage: $0 [--pull]" >&2; exit 2 ;;
 esac
 
-if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
 say() { echo "compose-e2e: $*"; }
+# shellcheck source=scripts/lib/engine.sh
+source "$root/scripts/lib/engine.sh"
 
 bash scripts/setup.sh
 export PATH="$root/node_modules/.bin:$PATH"
-
-# --- What the run needs ------------------------------------------------------------------------
-missing=()
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
-if [ "${#missing[@]}" -gt 0 ]; then
-  say "installing ${missing[*]} from Debian"
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-# Debian's client speaks the engine's own API version; another client earlier on PATH may not.
-DOCKER="$(command -v /usr/bin/docker || command -v docker)"
-
-# Compose v2 is not packaged for bookworm. `go install …@version` refuses its module (its go.mod
-# has exclude directives), so it is built inside its own module, downloaded from the proxy.
-COMPOSE="$root/.tools/bin/docker-compose"
-if [ ! -x "$COMPOSE" ] || [ "$(cat "$root/.tools/bin/.docker-compose-version" 2>/dev/null)" != "$COMPOSE_VERSION" ]; then
-  say "building Docker Compose $COMPOSE_VERSION from the Go module proxy (first run only, about two minutes)"
-  mkdir -p "$root/.tools/bin"
-  module="$(go mod download -json "github.com/docker/compose/v2@$COMPOSE_VERSION" | node -e \
-    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')"
-  (cd "$module" && GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" \
-    -o "$COMPOSE.tmp" ./cmd)
-  mv "$COMPOSE.tmp" "$COMPOSE"
-  echo "$COMPOSE_VERSION" >"$root/.tools/bin/.docker-compose-version"
-fi
 
 run_dir="$root/.data/compose-e2e"
 rm -rf "$run_dir"
 mkdir -p "$run_dir"
 
-dockerd_pid=""
-if ! "$DOCKER" info >/dev/null 2>&1; then
-  say "starting dockerd (log: $run_dir/dockerd.log)"
-  $sudo dockerd --pidfile "$run_dir/dockerd.pid" >"$run_dir/dockerd.log" 2>&1 &
-  for _ in $(seq 1 60); do
-    "$DOCKER" info >/dev/null 2>&1 && break
-    sleep 0.5
-  done
-  "$DOCKER" info >/dev/null 2>&1 || { tail -20 "$run_dir/dockerd.log" >&2; exit 1; }
-  dockerd_pid="$(cat "$run_dir/dockerd.pid")"
-fi
+engine_prepare "$run_dir"
 
 # --- The project, its secrets and ports --------------------------------------------------------
 export COMPOSE_PROJECT_NAME="cse2e$(head -c 3 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -91,34 +54,13 @@ teardown() {
     { status=1; cat "$run_dir/down.log" >&2; }
   left="$("$DOCKER" ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")$("$DOCKER" volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")$("$DOCKER" network ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")"
   [ -z "$left" ] || { say "left behind: $left"; status=1; }
-  if [ -n "$dockerd_pid" ]; then
-    say "stopping the dockerd this run started (pid $dockerd_pid)"
-    $sudo kill "$dockerd_pid" 2>/dev/null || true
-    for _ in $(seq 1 60); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.5; done
-  fi
+  engine_stop
   say "wall time $(( ($(date +%s%3N) - started_ms) / 1000 )) s; exit $status"
   exit "$status"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-# A free port below the kernel's ephemeral range. The ports are chosen here and bound by Docker a
-# minute later, after the builds; a port from the ephemeral range (what listen(0) hands out) could
-# be given to another program in between, and once was: a test suite running alongside had its
-# storage server's port taken over by this run's published one.
-free_port() {
-  node -e '
-    const net = require("net");
-    const [low] = require("fs").readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
-    const floor = Math.max(1024, Math.min(20000, low - 8000));
-    const attempt = (n) => {
-      if (n === 0) { console.error("no free port"); process.exit(1); }
-      const port = floor + Math.floor(Math.random() * (low - floor));
-      const s = net.createServer().once("error", () => attempt(n - 1)).listen(port, "127.0.0.1", () => { console.log(port); s.close(); });
-    };
-    attempt(50);'
-}
-random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 # The published ports: the API (the balancer in front of the gateways), storage, and the `ops`
 # profile's Prometheus and Jaeger UIs.
 taken=""
