@@ -1,14 +1,15 @@
-// One jest project per workspace, the fault tests (tests/faults) as the project `faults`, and the
-// Compose deployment's tests (tests/compose) as the project `compose`. The real MongoDB-protocol
-// and S3 servers are started once for the whole run by the test kit's global setup (or taken from
-// MONGO_URL / S3_ENDPOINT), for every project but `compose`, which runs against the deployment
-// that scripts/compose-e2e.sh prepares.
+// One jest project per workspace, the fault tests (tests/faults) as the project `faults`, the
+// Compose deployment's tests (tests/compose) as the project `compose`, and the Swarm deployment's
+// (tests/swarm) as `swarm`. The real MongoDB-protocol and S3 servers are started once for the whole
+// run by the test kit's global setup (or taken from MONGO_URL / S3_ENDPOINT), for every project but
+// `compose` and `swarm`, which run against the deployment that scripts/compose-e2e.sh or
+// scripts/swarm-e2e.sh prepares.
 //
-// The fault tests and the Compose tests run apart, selected by name, one file at a time:
+// The fault tests and the deployment tests run apart, selected by name, one file at a time:
 // `npm run test:faults` is `jest --selectProjects faults --maxWorkers=1` (a fault test's timings
 // must not share two cores with another's load), scripts/compose-e2e.sh runs
-// `jest --selectProjects compose --maxWorkers=1`, and `npm test` is
-// `jest --ignoreProjects faults compose`.
+// `jest --selectProjects compose --maxWorkers=1` (scripts/swarm-e2e.sh the same with `swarm`),
+// and `npm test` is `jest --ignoreProjects faults compose swarm`.
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -52,7 +53,7 @@ const esmOnly = {
 };
 
 // A project's global setup runs once per run for all the projects that name the same file, and only
-// when one of them has tests to run: the compose project names none, so it alone starts no server.
+// when one of them has tests to run: the compose and swarm projects name none, so they alone start no server.
 const testServers = {
   globalSetup: join(__dirname, 'dev/testkit/dist/src/global-setup.js'),
   globalTeardown: join(__dirname, 'dev/testkit/dist/src/global-teardown.js'),
@@ -95,6 +96,16 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': swc },
       // Its steps build images and roll deployments: minutes each.
+      setupFilesAfterEnv: ['<rootDir>/compose/test-timeout.ts'],
+    },
+    {
+      displayName: 'swarm',
+      rootDir: join(__dirname, 'tests'),
+      roots: ['<rootDir>/swarm'],
+      testMatch: ['**/*.test.ts'],
+      testEnvironment: 'node',
+      transform: { '^.+\\.ts$': swc },
+      // Its steps roll a stack on a single-node swarm: minutes each, like the Compose tests'.
       setupFilesAfterEnv: ['<rootDir>/compose/test-timeout.ts'],
     },
   ],

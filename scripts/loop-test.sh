@@ -19,7 +19,7 @@ shift
 files=("$@")
 export PATH="$root/node_modules/.bin:$PATH"
 
-select=(--ignoreProjects faults compose)
+select=(--ignoreProjects faults compose swarm)
 case "${files[0]}" in tests/faults/*) select=(--selectProjects faults --maxWorkers=1) ;; esac
 logs="$root/.data/loop-logs/$(date -u +%Y%m%dT%H%M%S)-$$"
 mkdir -p "$logs"

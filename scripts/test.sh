@@ -3,8 +3,8 @@
 # and a Jaeger built from the Go module proxy for the observability tests, Debian's redis-server
 # for the shared rate limits, Debian's haproxy for the scaled topology), then run every
 # workspace's suite against real servers (ours, or the ones MONGO_URL / S3_ENDPOINT name).
-# The fault tests (the jest project `faults`) and the Compose tests (`compose`) are left out here:
-# `npm run test:faults` and scripts/compose-e2e.sh run them.
+# The fault tests (the jest project `faults`) and the deployment tests (`compose`, `swarm`) are left
+# out here: `npm run test:faults`, scripts/compose-e2e.sh and scripts/swarm-e2e.sh run them.
 # Extra arguments go to jest.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,4 +16,4 @@ bash "$root/scripts/install-debian.sh" haproxy "${HAPROXY_PATH:-/usr/sbin/haprox
 bash "$root/scripts/install-tools.sh" jaeger
 cd "$root"
 export PATH="$root/node_modules/.bin:$PATH"
-exec jest --ignoreProjects faults compose "$@"
+exec jest --ignoreProjects faults compose swarm "$@"
