@@ -32,7 +32,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import sharp from 'sharp';
 import { type Outcome, SERVICE_OF, Traffic } from '../../bench/src/traffic';
 import { Compose, type ContainerState, need, run } from './compose';
@@ -52,6 +52,7 @@ import {
   tcpProbe,
 } from './http';
 import { type ImageFigures, report, say, seconds, writeReport } from './report';
+import { runSteps } from './steps';
 
 const REPO_ROOT = join(__dirname, '..', '..');
 /** The `ops` profile's Prometheus and Jaeger, published on loopback. */
@@ -90,41 +91,8 @@ const compose = new Compose();
 const project = need('COMPOSE_PROJECT_NAME');
 
 const failed = (o: Outcome) => o.status < 200 || o.status >= 300;
-const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0];
 
-/** The step that threw, if one did: the steps after it do not run. */
-let broken: string | undefined;
-
-/** A step of the run: acts and measures before its cases; a step that throws stops the later ones. */
-function step(name: string, act: () => Promise<void>): void {
-  beforeAll(async () => {
-    if (broken) throw new Error(`not run: the step "${broken}" failed before it`);
-    try {
-      await act();
-    } catch (err) {
-      broken = name;
-      report.failures.push(`the step "${name}" stopped: ${firstLine(err)}`);
-      say(`FAILED: the step "${name}": ${(err as Error).stack ?? err}`);
-      throw err;
-    } finally {
-      writeReport(false);
-    }
-  });
-}
-
-/** A named case (`it`), counted in the report, and listed there when it fails. */
-function check(name: string, judge: () => void | Promise<void>): void {
-  it(name, async () => {
-    try {
-      await judge();
-      report.passed += 1;
-    } catch (err) {
-      report.failures.push(`${name}: ${firstLine(err)}`);
-      say(`FAILED: ${name}`);
-      throw err;
-    }
-  });
-}
+const { step, check } = runSteps(report, say, writeReport);
 
 /** The secrets that the run's env file gives Compose. */
 function secrets(): Record<string, string> {

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { resultOf, sectionLines } from './report-text';
 
 const REPO_ROOT = join(__dirname, '..', '..');
 const OUT = process.env.E2E_OUT ?? join(REPO_ROOT, 'bench', 'results');
@@ -58,11 +59,7 @@ const SECTIONS: [string, string][] = [
 
 function markdown(finished: boolean): string {
   const { failures } = report;
-  const result = !finished
-    ? `**incomplete** (${report.passed} checks passed, ${failures.length} failed so far)`
-    : failures.length === 0
-      ? `**every check passed** (${report.passed})`
-      : `**${failures.length} checks failed** (${report.passed} passed)`;
+  const result = resultOf(report, finished);
   const lines = [
     '# The Compose deployment, built and run (scripts/compose-e2e.sh)',
     '',
@@ -84,10 +81,7 @@ function markdown(finished: boolean): string {
       '',
     );
   }
-  for (const [title, key] of SECTIONS) {
-    if (report[key] === undefined) continue;
-    lines.push(`## ${title}`, '', '```json', JSON.stringify(report[key], null, 2), '```', '');
-  }
+  lines.push(...sectionLines(report, SECTIONS));
   return `${lines.join('\n')}\n`;
 }
 

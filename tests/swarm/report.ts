@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { resultOf, sectionLines } from '../compose/report-text';
 
 const OUT = process.env.E2E_OUT ?? join(__dirname, '..', '..', 'bench', 'results');
 const STARTED_AT = Number(process.env.E2E_STARTED_AT ?? Date.now());
@@ -39,11 +40,7 @@ const SECTIONS: [string, string][] = [
 
 function markdown(finished: boolean): string {
   const { failures } = report;
-  const result = !finished
-    ? `**incomplete** (${report.passed} checks passed, ${failures.length} failed so far)`
-    : failures.length === 0
-      ? `**every check passed** (${report.passed})`
-      : `**${failures.length} checks failed** (${report.passed} passed)`;
+  const result = resultOf(report, finished);
   const lines = [
     '# The Swarm deployment, run on a single-node swarm (scripts/swarm-e2e.sh)',
     '',
@@ -53,10 +50,7 @@ function markdown(finished: boolean): string {
     '',
   ];
   if (failures.length) lines.push(...failures.map((f) => `- FAILED: ${f}`), '');
-  for (const [title, key] of SECTIONS) {
-    if (report[key] === undefined) continue;
-    lines.push(`## ${title}`, '', '```json', JSON.stringify(report[key], null, 2), '```', '');
-  }
+  lines.push(...sectionLines(report, SECTIONS));
   return `${lines.join('\n')}\n`;
 }
 

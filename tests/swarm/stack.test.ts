@@ -22,10 +22,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StreamReader } from '@cs/testkit';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect } from '@jest/globals';
 import { type Outcome, Traffic } from '../../bench/src/traffic';
 import { need } from '../compose/compose';
 import { api, expectStatus, GATEWAY, gatewayReady } from '../compose/http';
+import { runSteps } from '../compose/steps';
 import { report, say, seconds, writeReport } from './report';
 import { Stack } from './swarm';
 
@@ -43,45 +44,13 @@ const WHOLE_AGAIN_MS = 10_000;
 const image = (part: string, tag: string) => `${REGISTRY}/${part}:${tag}`;
 const stack = new Stack();
 const failed = (o: Outcome) => o.status < 200 || o.status >= 300;
-const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0];
 const describeOutcome = (o: Outcome) =>
   `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms`;
 
 /** What every deploy after the contract's gives `docker stack deploy`: the limits off for the traffic. */
 const LIMITS_OFF = { AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0' };
 
-let broken: string | undefined;
-
-/** A step of the run: acts and measures before its cases; a step that throws stops the later ones. */
-function step(name: string, act: () => Promise<void>): void {
-  beforeAll(async () => {
-    if (broken) throw new Error(`not run: the step "${broken}" failed before it`);
-    try {
-      await act();
-    } catch (err) {
-      broken = name;
-      report.failures.push(`the step "${name}" stopped: ${firstLine(err)}`);
-      say(`FAILED: the step "${name}": ${(err as Error).stack ?? err}`);
-      throw err;
-    } finally {
-      writeReport(false);
-    }
-  });
-}
-
-/** A named case (`it`), counted in the report, and listed there when it fails. */
-function check(name: string, judge: () => void | Promise<void>): void {
-  it(name, async () => {
-    try {
-      await judge();
-      report.passed += 1;
-    } catch (err) {
-      report.failures.push(`${name}: ${firstLine(err)}`);
-      say(`FAILED: ${name}`);
-      throw err;
-    }
-  });
-}
+const { step, check } = runSteps(report, say, writeReport);
 
 /** The mixed traffic of steps 3 to 6, read back in step 8. */
 let traffic: Traffic | undefined;
