@@ -148,7 +148,7 @@ STACK="$stack" STACK_FILE="$run_dir/stack.yml" STACK_DOCKER="$STACK_DOCKER" DOCK
   GATEWAY_URL="http://127.0.0.1:$gateway_port" STORAGE_URL="http://127.0.0.1:$storage_port" \
   PORT="$gateway_port" STORAGE_PORT="$storage_port" S3_PUBLIC_ENDPOINT="http://127.0.0.1:$storage_port" \
   FRONTEND_ORIGIN="http://127.0.0.1:$gateway_port" CONTRACT_JWT_SECRET="$jwt_secret" \
-  E2E_STARTED_AT="$started_ms" E2E_LOGS="$run_dir/logs" \
+  E2E_STARTED_AT="$started_ms" \
   jest --selectProjects swarm --maxWorkers=1 &
 checks=$!
 trap 'kill "$checks" 2>/dev/null; exit 130' INT TERM
