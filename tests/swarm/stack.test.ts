@@ -250,37 +250,46 @@ describe('4. a release that is never ready', () => {
 });
 
 describe('5. a task killed', () => {
-  let killedAt = 0;
+  /**
+   * When the kill happened: no single moment the test can know, but a window that holds it, from
+   * the `docker kill` command's start to the exit the engine recorded for the process (a few
+   * milliseconds after it died).
+   */
+  let kill = { from: 0, to: 0 };
   let wholeAgainMs = Number.POSITIVE_INFINITY;
   let failures: Outcome[] = [];
+  const inFlightAtTheKill = (o: Outcome) => o.startedAt <= kill.to && o.startedAt + o.ms >= kill.from;
 
   step('kill a posts task with docker kill', async () => {
     const [victim] = await stack.containers('posts');
     if (!victim) throw new Error('no running posts container to kill');
     const before = new Set((await stack.running('posts')).map((t) => t.id));
-    killedAt = Date.now();
+    const from = Date.now();
     await stack.must(['kill', victim]);
+    kill = { from, to: Math.max(from, await stack.exitedAt(victim)) };
     // Whole again: two tasks running (so ready), one of them new.
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const running = await stack.running('posts');
       if (running.length === REPLICAS && running.some((t) => !before.has(t.id))) {
-        wholeAgainMs = Date.now() - killedAt;
+        wholeAgainMs = Date.now() - kill.from;
         break;
       }
       await sleep(200);
     }
     await sleep(3000);
-    const outcomes = traffic?.between(killedAt - 30_000) ?? [];
+    const outcomes = traffic?.between(kill.from - 30_000) ?? [];
     failures = outcomes.filter(failed);
-    const inFlight = (o: Outcome) => o.startedAt <= killedAt && o.startedAt + o.ms >= killedAt;
+    const requestIds = failures.flatMap((o) => /\(request ([\w-]+)\)/.exec(describeOutcome(o))?.[1] ?? []);
     report.kill = {
       service: 'posts',
+      killWindowMs: kill.to - kill.from,
       wholeAgainSeconds: seconds(wholeAgainMs),
-      requests: traffic?.between(killedAt).length ?? 0,
+      requests: traffic?.between(kill.from).length ?? 0,
       failed: failures.length,
-      failedInFlightAtTheKill: failures.filter(inFlight).length,
+      failedInFlightAtTheKill: failures.filter(inFlightAtTheKill).length,
       failures: failures.map(describeOutcome),
+      gatewayLoggedAboutThem: await stack.logLinesAbout('gateway', kill.from - 30_000, requestIds),
     };
     say(`kill: ${JSON.stringify(report.kill)}`);
   });
@@ -290,8 +299,7 @@ describe('5. a task killed', () => {
   });
 
   check('when a task is killed, then the only requests that fail are those in flight at the kill', () => {
-    const notInFlight = failures.filter((o) => !(o.startedAt <= killedAt && o.startedAt + o.ms >= killedAt));
-    expect(notInFlight.map(describeOutcome)).toEqual([]);
+    expect(failures.filter((o) => !inFlightAtTheKill(o)).map(describeOutcome)).toEqual([]);
   });
 });
 

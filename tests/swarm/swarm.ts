@@ -134,6 +134,29 @@ export class Stack {
     return out.trim().split('\n').filter(Boolean);
   }
 
+  /** When the engine saw `container`'s process exit (epoch milliseconds), once it has. */
+  async exitedAt(container: string): Promise<number> {
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const [running, finished = ''] = (
+        await this.must(['inspect', '--format', '{{.State.Running}} {{.State.FinishedAt}}', container])
+      )
+        .trim()
+        .split(' ');
+      if (running === 'false') return Date.parse(finished);
+      await sleep(50);
+    }
+    throw new Error(`container ${container} still runs 10 s after it was killed`);
+  }
+
+  /** The log lines of every task of `service` since `sinceMs` that mention one of `words`. */
+  async logLinesAbout(service: string, sinceMs: number, words: readonly string[]): Promise<string[]> {
+    if (words.length === 0) return [];
+    const since = new Date(sinceMs).toISOString();
+    const r = await run(this.docker, ['service', 'logs', '--raw', '--since', since, this.service(service)]);
+    return `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => words.some((w) => l.includes(w)));
+  }
+
   async must(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
     const r = await run(this.docker, args, { env });
     if (r.code !== 0)
