@@ -280,7 +280,7 @@ describe('5. a task killed', () => {
     const requestIds = failures.flatMap((o) => /\(request ([\w-]+)\)/.exec(describeOutcome(o))?.[1] ?? []);
     report.kill = {
       service: 'posts',
-      killWindowMs: kill.to - kill.from,
+      killWindow: `${new Date(kill.from).toISOString()} to ${new Date(kill.to).toISOString()} (${kill.to - kill.from} ms)`,
       wholeAgainSeconds: seconds(wholeAgainMs),
       requests: traffic?.between(kill.from).length ?? 0,
       failed: failures.length,
