@@ -162,7 +162,8 @@ export class Stack {
 
   /**
    * The log lines of every container `service` has had on this node since `sinceMs` that mention
-   * one of `words`. Each container's own log: `docker service logs` waited on after printing them.
+   * one of `words`, read from each container's own log (`docker service logs` printed them, then
+   * never ended).
    */
   async logLinesAbout(service: string, sinceMs: number, words: readonly string[]): Promise<string[]> {
     if (words.length === 0) return [];
