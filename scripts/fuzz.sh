@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Property-based fuzzing of the running system with schemathesis, against /openapi.json.
-# Starts the whole system (the npm start launcher) in a data folder of its own, registers a user
-# for the Bearer token, and fails when any response is a 5xx, breaks the document's schema, or
-# has a status or media type the document does not declare. Rate limits are off for the run: at
+# Starts the whole system (the npm start launcher) in a data folder of its own, and fails when any
+# response is a 5xx, breaks the document's schema, or has a status or media type the document does
+# not declare. The hooks (scripts/fuzz/hooks.py) sign every operation in, with a new account each
+# time an operation ends the token (logout, a new password, deleting the account...), and give
+# owner-only routes objects that exist; scripts/fuzz/schemathesis.toml makes the warnings "only
+# 401/403" and "the schema allows what validation refuses" fail the run. The summary at the end
+# counts, per operation, the requests that succeeded (2xx, or a navigation's 3xx). Rate limits are off for the run: at
 # 10 logins a minute the fuzzer would only ever see 429. One worker: with two, hypothesis's source
 # inspection is not thread-safe, and schemathesis failed in its own code now and then. The event
 # stream (`subscribe`) is left out: a valid request never ends, which the fuzzer can only count as
@@ -27,13 +31,15 @@ for _ in $(seq 1 120); do grep -q '^Ready:' "$log" && break; kill -0 "$launcher"
 grep -q '^Ready:' "$log" || { echo "fuzz: the system did not start" >&2; cat "$log"; exit 1; }
 base="http://127.0.0.1:$port"
 
-token="$(curl -sf -X POST "$base/api/auth/register" -H 'content-type: application/json' \
-  -d "{\"email\":\"fuzz-$$@example.com\",\"password\":\"fuzz-password-1\"}" | node_modules/.bin/node -pe 'JSON.parse(require("fs").readFileSync(0)).token')"
+mail_api="$(sed -n 's/^Mail (Mailpit): *\(http[^ ]*\).*/\1/p' "$log" | head -n 1)"
+counts="$data/counts.json"
 
 echo "fuzz: schemathesis $(cat .venv/.schemathesis-version) against $base/openapi.json"
-.venv/bin/st run "$base/openapi.json" \
+code=0
+FUZZ_BASE_URL="$base" FUZZ_MAIL_API="$mail_api" FUZZ_COUNTS="$counts" \
+  PYTHONPATH="$root/scripts/fuzz" SCHEMATHESIS_HOOKS=hooks \
+  .venv/bin/st --config-file scripts/fuzz/schemathesis.toml run "$base/openapi.json" \
   --url "$base" \
-  -H "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
   --phases examples,coverage,fuzzing \
   --mode all \
@@ -43,4 +49,6 @@ echo "fuzz: schemathesis $(cat .venv/.schemathesis-version) against $base/openap
   --request-timeout 10 \
   --exclude-operation-id subscribe \
   --no-color \
-  "$@"
+  "$@" || code=$?
+node_modules/.bin/node scripts/fuzz/summary.js "$counts" || code=1
+exit "$code"

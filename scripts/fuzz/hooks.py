@@ -1,0 +1,292 @@
+"""Schemathesis hooks of scripts/fuzz.sh: a signed-in caller, objects that exist, and a count of what got through.
+
+Loaded with SCHEMATHESIS_HOOKS=hooks (PYTHONPATH=scripts/fuzz). fuzz.sh passes the gateway's
+address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the counts (FUZZ_COUNTS).
+
+- The caller: an account registered for the run, whose token every operation gets. Logging out,
+  ending every session, a new password, a password reset and deleting the account all end that
+  token; the next request is then refused, and schemathesis asks this provider again (its reauth,
+  `retry_on` 401) and replays the request. Each ask registers a new account, so that no operation
+  ever has to log in with a password another has changed, or into an account another has deleted.
+- The objects: a note, a post, a multipart upload and a second session of the current account,
+  made the first time an operation names one. A path id that could be one (the right shape) is
+  replaced by the real one before the call, so owner-only routes are fuzzed past their 404; a
+  malformed id is left as it was drawn, for the 400. What an operation deletes is made again.
+- The secrets a body must know: the account's password, its refresh token, and the tokens of the
+  mails it is sent (password reset, e-mail verification, e-mail change), read from Mailpit. They
+  go only into cases drawn as valid; the others keep their junk, for the 400s and 401s.
+- The sign-in with the dev provider: `start` gets the provider `dev` and a redirect to the
+  gateway's own origin (FRONTEND_ORIGIN), `callback` the `state` of a sign-in just started.
+- The count: every response the fuzzer got, by operation and status class, written as JSON when
+  the run ends (fuzz.sh prints the operations' 2xx counts from it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import re
+import time
+from collections import defaultdict
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import requests
+import schemathesis
+from schemathesis import GenerationMode
+
+BASE = os.environ["FUZZ_BASE_URL"].rstrip("/")
+MAIL_API = os.environ.get("FUZZ_MAIL_API", "").rstrip("/")
+COUNTS_FILE = os.environ.get("FUZZ_COUNTS")
+PASSWORD = "fuzz-password-1"
+OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
+UPLOAD_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+_serial = itertools.count(1)
+_http = requests.Session()
+
+
+def _post(path: str, body: Any, token: str | None = None) -> requests.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return _http.post(f"{BASE}{path}", json=body, headers=headers, timeout=10)
+
+
+class Account:
+    """One registered account of the run, and the objects of it that operations have needed so far."""
+
+    def __init__(self) -> None:
+        self.email = f"fuzz-{os.getpid()}-{next(_serial)}@example.com"
+        self.password = PASSWORD
+        answer = _post("/api/auth/register", {"email": self.email, "password": self.password})
+        answer.raise_for_status()
+        session = answer.json()
+        self.token: str = session["token"]
+        self.refresh_token: str = session["refreshToken"]
+        self.user_id = _get_json("/api/auth/me", self.token)["_id"]
+        self.objects: dict[str, str] = {}
+        self.handed_out = False
+
+    def object(self, kind: str) -> str:
+        """The id of this account's object of that kind, made on first use (and again after a delete)."""
+        if kind not in self.objects:
+            self.objects[kind] = MAKERS[kind](self)
+        return self.objects[kind]
+
+
+def _get_json(path: str, token: str) -> Any:
+    answer = _http.get(f"{BASE}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+def _make_note(account: Account) -> str:
+    answer = _post("/api/notes", {"title": "fuzz note", "body": "made by scripts/fuzz/hooks.py"}, account.token)
+    answer.raise_for_status()
+    return answer.json()["_id"]
+
+
+def _make_post(account: Account) -> str:
+    body = {"title": "fuzz post", "body": "made by scripts/fuzz/hooks.py", "tags": ["fuzz"]}
+    answer = _post("/api/posts", body, account.token)
+    answer.raise_for_status()
+    return answer.json()["_id"]
+
+
+def _make_upload(account: Account) -> str:
+    body = {"filename": "fuzz.pdf", "contentType": "application/pdf", "size": 10 * 1024 * 1024}
+    answer = _post("/api/multipart-uploads", body, account.token)
+    answer.raise_for_status()
+    return answer.json()["uploadId"]
+
+
+def _make_session(account: Account) -> str:
+    """A second login of the account: a session an operation may end without ending the run's token."""
+    answer = _post("/api/auth/login", {"email": account.email, "password": account.password})
+    answer.raise_for_status()
+    sessions = _get_json("/api/auth/sessions", answer.json()["token"])
+    return next(s["id"] for s in sessions if s["current"])
+
+
+MAKERS = {"note": _make_note, "post": _make_post, "upload": _make_upload, "session": _make_session}
+
+_current: Account | None = None
+
+
+def current() -> Account:
+    """The account whose token the run sends now; a new one when none is yet."""
+    global _current
+    if _current is None:
+        _current = Account()
+    return _current
+
+
+@schemathesis.auth()
+class FreshAccount:
+    """The Bearer token of the current account; asked again (a 401 came back), a new account's."""
+
+    def get(self, case: Any, context: Any) -> str:
+        global _current
+        if _current is not None and _current.handed_out:
+            _current = None
+        account = current()
+        account.handed_out = True
+        return account.token
+
+    def set(self, case: Any, data: str, context: Any) -> None:
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
+
+
+def _is_valid(case: Any) -> bool:
+    return case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+
+
+def _ensure(account: Account, kind: str) -> str | None:
+    """The object's id, or None when the account can no longer make one (its token was ended)."""
+    try:
+        return account.object(kind)
+    except requests.HTTPError:
+        return None
+
+
+# The object a path's `{id}` or `{uploadId}` names, by the path's beginning.
+PATH_OBJECTS = [
+    ("/api/notes/", "note"),
+    ("/notes/", "note"),
+    ("/api/posts/", "post"),
+    ("/api/multipart-uploads/", "upload"),
+    ("/api/auth/sessions/", "session"),
+]
+
+
+def _fill_path(case: Any, account: Account) -> None:
+    path = case.operation.path
+    for prefix, kind in PATH_OBJECTS:
+        if not path.startswith(prefix) or not case.path_parameters:
+            continue
+        name = "uploadId" if kind == "upload" else "id"
+        drawn = case.path_parameters.get(name)
+        shape = UPLOAD_ID if kind == "upload" else OBJECT_ID
+        if isinstance(drawn, str) and shape.match(drawn):
+            real = _ensure(account, kind)
+            if real is not None:
+                case.path_parameters = {**case.path_parameters, name: real}
+        return
+
+
+def _mail_token(address: str, link: str) -> str | None:
+    """The token of the newest mail to `address` whose link goes to that page of the web client, from Mailpit."""
+    if not MAIL_API:
+        return None
+    for _ in range(20):
+        found = _http.get(f"{MAIL_API}/api/v1/search", params={"query": f"to:{address}"}, timeout=10).json()
+        for message in found.get("messages", []):
+            text = _http.get(f"{MAIL_API}/api/v1/message/{message['ID']}", timeout=10).json().get("Text", "")
+            token = re.search(rf"/{link}\?token=([^&\s\"'<>]+)", text)
+            if token:
+                return requests.utils.unquote(token.group(1))
+        time.sleep(0.05)
+    return None
+
+
+def _set_body(case: Any, **fields: Any) -> None:
+    if isinstance(case.body, dict):
+        case.body = {**case.body, **{k: v for k, v in fields.items() if v is not None}}
+
+
+# The operations whose token comes by mail: a mail and a read of Mailpit each, so only every fifth
+# valid case of a phase gets a real one (the first among them), which is enough to get past the 400.
+MAILED = {"confirmPasswordReset", "confirmEmailVerification", "confirmEmailChange"}
+_drawn: dict[tuple[str, str], int] = defaultdict(int)
+
+
+def _every_fifth(case: Any) -> bool:
+    key = (case.operation.label, str(case.meta.phase.name))
+    _drawn[key] += 1
+    return _drawn[key] % 5 == 1
+
+
+def _fill_body(case: Any, account: Account) -> None:
+    """What a valid body must know of the account: its password, its refresh token, a mailed token."""
+    op = case.operation.definition.raw.get("operationId")
+    if op in ("changePassword", "deleteAccount", "requestEmailChange"):
+        key = {"changePassword": "currentPassword"}.get(op, "password")
+        _set_body(case, **{key: account.password})
+        if op == "changePassword" and isinstance(case.body, dict) and isinstance(case.body.get("newPassword"), str):
+            # The run's next account is a new one; this one's password only matters to its own later cases.
+            account.password = case.body["newPassword"]
+    elif op in ("refresh", "logout"):
+        _set_body(case, refreshToken=account.refresh_token)
+        # Cookie mode reads the token from a cookie this caller does not have.
+        if case.headers and "X-Refresh-Token" in case.headers:
+            case.headers = {k: v for k, v in case.headers.items() if k != "X-Refresh-Token"}
+    elif op in MAILED and not _every_fifth(case):
+        return
+    elif op == "confirmPasswordReset":
+        _post("/api/auth/password-reset", {"email": account.email})
+        _set_body(case, token=_mail_token(account.email, "reset-password"))
+    elif op == "confirmEmailVerification":
+        _post("/api/auth/email-verification", None, account.token)
+        _set_body(case, token=_mail_token(account.email, "verify-email"))
+    elif op == "confirmEmailChange":
+        moved = f"moved-{next(_serial)}-{account.email}"
+        _post("/api/auth/email-change", {"newEmail": moved, "password": account.password}, account.token)
+        _set_body(case, token=_mail_token(moved, "confirm-email-change"))
+    elif op == "users" and isinstance(case.query, dict):
+        case.query = {**case.query, "ids": account.user_id}
+
+
+def _fill_sign_in(case: Any) -> None:
+    op = case.operation.definition.raw.get("operationId")
+    if op == "startOidcSignIn":
+        case.path_parameters = {**(case.path_parameters or {}), "provider": "dev"}
+        case.query = {**(case.query or {}), "redirect": f"{BASE}/"}
+    elif op == "oidcCallback":
+        case.path_parameters = {**(case.path_parameters or {}), "provider": "dev"}
+        started = _http.get(
+            f"{BASE}/api/auth/oidc/dev/start",
+            params={"challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "redirect": f"{BASE}/"},
+            allow_redirects=False,
+            timeout=10,
+        )
+        state = parse_qs(urlparse(started.headers.get("Location", "")).query).get("state", [None])[0]
+        if state is not None:
+            case.query = {**(case.query or {}), "state": state}
+
+
+@schemathesis.hook
+def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
+    if not _is_valid(case):
+        return
+    account = current()
+    _fill_path(case, account)
+    _fill_body(case, account)
+    _fill_sign_in(case)
+
+
+_counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+
+@schemathesis.hook
+def after_call(context: Any, case: Any, response: Any) -> None:
+    status = response.status_code
+    # A probe with a method the operation does not have reached another route (an OPTIONS preflight, a 405).
+    if case.method.upper() == case.operation.method.upper():
+        _counts[case.operation.label][f"{status // 100}xx"] += 1
+    op = case.operation.definition.raw.get("operationId")
+    if op == "refresh" and status == 200 and _current is not None:
+        # The refresh token is spent: the next refresh or logout needs the one it answered.
+        _current.refresh_token = response.json().get("refreshToken", _current.refresh_token)
+    # What a request deleted is made again for the next one that names it.
+    if case.method.upper() == "DELETE" and 200 <= status < 300 and _current is not None:
+        for kind, made in list(_current.objects.items()):
+            if made in case.formatted_path:
+                del _current.objects[kind]
+
+
+@atexit.register
+def _write_counts() -> None:
+    if COUNTS_FILE:
+        with open(COUNTS_FILE, "w", encoding="utf-8") as out:
+            json.dump(_counts, out, indent=1, sort_keys=True)
