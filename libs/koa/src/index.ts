@@ -18,6 +18,14 @@ export { requestId } from './request-id';
 export { type RouteRules, routeRules } from './route-rules';
 export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
-export { noBody, type RequestRule, requestRuleOf, validateBody, validateParam, validateQuery } from './validate';
+export {
+  isWellFormed,
+  noBody,
+  type RequestRule,
+  requestRuleOf,
+  validateBody,
+  validateParam,
+  validateQuery,
+} from './validate';
 export { createWindowLimit, type WindowLimit, type WindowLimitOptions } from './window-limit';
 export { writeBulkhead, writesInTurn } from './write-turns';

@@ -13,6 +13,7 @@
  *   failures whose message the root gives, in the order the root writes them (`{required, type}`:
  *   a missing field before a wrong type); then the others, in the order of the schema's fields.
  * - `x-maxBytes` on a string: its largest length in bytes of UTF-8.
+ * - `x-wellFormed: true` on a string: no lone surrogate in it.
  *
  * A field sent as null or "" that breaks a rule is told what a missing one is told: for the
  * contract, "missing or empty" is one case.
@@ -53,6 +54,21 @@ ajv.addKeyword({
   schemaType: 'number',
   errors: false,
   validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
+});
+
+/**
+ * Whether a string holds no lone surrogate (half of a UTF-16 pair): JSON may carry one
+ * (`"\\ud800"`), no UTF-8 text can. With the `u` flag the class matches lone halves only, never a pair.
+ */
+export function isWellFormed(text: string): boolean {
+  return !/[\uD800-\uDFFF]/u.test(text);
+}
+ajv.addKeyword({
+  keyword: 'x-wellFormed',
+  type: 'string',
+  schemaType: 'boolean',
+  errors: false,
+  validate: (on: boolean, data: string) => !on || isWellFormed(data),
 });
 
 type Schema = Readonly<Record<string, unknown>>;

@@ -1,4 +1,5 @@
 /** The operations of the `auth` tag: accounts and sessions. */
+import { USER_IDS_PATTERN } from '../limits';
 import { EXAMPLE_EMAIL, EXAMPLE_NEW_PASSWORD, EXAMPLE_PASSWORD, slot } from './examples';
 import { operation } from './operation';
 import { ref } from './responses';
@@ -127,6 +128,7 @@ export const authPaths = {
           description:
             'Account ids (a post’s `authorId`), comma-separated, 1 to 50. Unknown ids are left out of the answer; 400 when one is not an id.',
           required: true,
+          schema: { type: 'string', pattern: USER_IDS_PATTERN },
           example: slot('userId'),
         },
       ],

@@ -9,8 +9,13 @@ const emailAddress = noNul('email', {
   type: 'string',
   maxLength: LIMITS.emailMax,
   pattern: EMAIL_PATTERN,
+  'x-wellFormed': true,
   description: `Trimmed and lowercased before use; at most ${LIMITS.emailMax} characters; must look like an address, with no control or invisible formatting characters.`,
-  'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
+  'x-messages': {
+    maxLength: credentialMessages.badEmail,
+    pattern: credentialMessages.badEmail,
+    'x-wellFormed': credentialMessages.badEmail,
+  },
 });
 
 const displayName = noNul('displayName', {

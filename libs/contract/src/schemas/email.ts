@@ -39,8 +39,13 @@ export const emailChangeSchema = {
       type: 'string',
       maxLength: LIMITS.emailMax,
       pattern: EMAIL_PATTERN,
+      'x-wellFormed': true,
       description: `The address to move the account to: trimmed and lowercased, at most ${LIMITS.emailMax} characters, as register's.`,
-      'x-messages': { maxLength: credentialMessages.badEmail, pattern: credentialMessages.badEmail },
+      'x-messages': {
+        maxLength: credentialMessages.badEmail,
+        pattern: credentialMessages.badEmail,
+        'x-wellFormed': credentialMessages.badEmail,
+      },
     }),
     password: noNul('password', {
       type: 'string',

@@ -4,6 +4,7 @@
  * schema's; identity's own messages are the ones its operations give.
  */
 import { credentialMessages, EMAIL_PATTERN, LIMITS } from '@cs/contract';
+import { isWellFormed } from '@cs/koa';
 
 export const messages = {
   ...credentialMessages,
@@ -50,5 +51,5 @@ export function fitsBcrypt(password: string): boolean {
 
 /** Whether an account could exist with these credentials at all, by register's rules (login never says which failed). */
 export function couldBeAccount({ email, password }: Credentials): boolean {
-  return email.length <= LIMITS.emailMax && EMAIL.test(email) && fitsBcrypt(password);
+  return email.length <= LIMITS.emailMax && EMAIL.test(email) && isWellFormed(email) && fitsBcrypt(password);
 }

@@ -4,7 +4,7 @@
  * request). An address is never part of it.
  */
 
-import { LIMITS, OBJECT_ID_PATTERN } from '@cs/contract';
+import { LIMITS, USER_IDS_PATTERN } from '@cs/contract';
 import { HttpError, messages as httpMessages } from '@cs/errors';
 import { trusted } from '@cs/mongo';
 import type { UserModel } from './model';
@@ -14,7 +14,7 @@ export interface PublicProfile {
   displayName: string | null;
 }
 
-const OBJECT_ID = new RegExp(OBJECT_ID_PATTERN);
+const USER_IDS = new RegExp(USER_IDS_PATTERN);
 
 export const profileMessages = {
   badIds: `ids must be 1 to ${LIMITS.userIdsMax} account ids, comma-separated`,
@@ -27,8 +27,9 @@ export function toDisplayName(value: unknown): string | null {
 
 /** `ids=a,b,c` → the distinct ids, or a 400: at most LIMITS.userIdsMax, each an account id. */
 export function toUserIds(query: unknown): string[] {
-  const ids = typeof query === 'string' ? [...new Set(query.split(',').map((id) => id.trim().toLowerCase()))] : [];
-  if (ids.length === 0 || ids.length > LIMITS.userIdsMax || !ids.every((id) => OBJECT_ID.test(id))) {
+  if (typeof query !== 'string' || !USER_IDS.test(query)) throw new HttpError(400, profileMessages.badIds);
+  const ids = [...new Set(query.split(',').map((id) => id.trim().toLowerCase()))];
+  if (ids.length > LIMITS.userIdsMax) {
     throw new HttpError(400, profileMessages.badIds);
   }
   return ids;

@@ -14,6 +14,7 @@
  */
 import { EMAIL_PATTERN, LIMITS, oidcMessages } from '@cs/contract';
 import { HttpError } from '@cs/errors';
+import { isWellFormed } from '@cs/koa';
 import { isDuplicateKey, type Turns } from '@cs/mongo';
 import { normalizeEmail } from '../accounts/credentials';
 import type { UserModel, UserRecord } from '../accounts/model';
@@ -66,7 +67,12 @@ export function createAccountLinks({
 
   const addressOf = (email: string | undefined) => {
     const address = email === undefined ? '' : normalizeEmail(email);
-    return address.length > 0 && address.length <= LIMITS.emailMax && emailPattern.test(address) ? address : undefined;
+    return address.length > 0 &&
+      address.length <= LIMITS.emailMax &&
+      emailPattern.test(address) &&
+      isWellFormed(address)
+      ? address
+      : undefined;
   };
 
   async function signIn(claims: ProviderClaims, retried = false): Promise<SignInOutcome> {
