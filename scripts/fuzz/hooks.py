@@ -4,19 +4,29 @@ Loaded with SCHEMATHESIS_HOOKS=hooks (PYTHONPATH=scripts/fuzz). fuzz.sh passes t
 address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the counts (FUZZ_COUNTS).
 
 - The caller: an account registered for the run, whose token every operation gets. Logging out,
-  ending every session, a new password, a password reset and deleting the account all end that
-  token; the next request is then refused, and schemathesis asks this provider again (its reauth,
+  ending every session, a new password and deleting the account all end that token; the next request is then refused, and schemathesis asks this provider again (its reauth,
   `retry_on` 401) and replays the request. Each ask registers a new account, so that no operation
   ever has to log in with a password another has changed, or into an account another has deleted.
-- The objects: a note, a post, a multipart upload and a second session of the current account,
-  made the first time an operation names one. A path id that could be one (the right shape) is
-  replaced by the real one before the call, so owner-only routes are fuzzed past their 404; a
-  malformed id is left as it was drawn, for the 400. What an operation deletes is made again.
-- The secrets a body must know: the account's password, its refresh token, and the tokens of the
-  mails it is sent (password reset, e-mail verification, e-mail change), read from Mailpit. They
+- The objects: a note, a note with an image attached, a post, a multipart upload, one whose part
+  storage holds (for `complete`) and a second session of the current account, made the first time
+  an operation names one. A path id that could be one (the right shape) is replaced by the real
+  one before the call, so owner-only routes are fuzzed past their 404; a malformed id is left as it
+  was drawn, for the 400. What an operation deletes is made again.
+- The secrets a body must know: the account's password, its refresh token, and the tokens of
+  mailed links (password reset, e-mail verification, e-mail change), read from Mailpit. A mailed
+  token is of an account registered for it alone: each kind of link may be asked for once a minute
+  per account (EMAIL_RESEND_INTERVAL; registration's verification mail counts), and the run's own
+  account asks for them through the fuzzed operations too, so its next one would be a 429. Secrets
   go only into cases drawn as valid; the others keep their junk, for the 400s and 401s.
+- What the document states but schemathesis cannot read or know: a valid case's new address is
+  made one no account has (an address registers once: "already registered" is a 400 of the state,
+  not of the data), and a string's `x-maxBytes` (a length in bytes of UTF-8, which JSON Schema has
+  no word for) is kept, so that a case drawn as valid is one. (`x-wellFormed`, no lone surrogate,
+  needs nothing: hypothesis draws no surrogate into a string.)
 - The sign-in with the dev provider: `start` gets the provider `dev` and a redirect to the
-  gateway's own origin (FRONTEND_ORIGIN), `callback` the `state` of a sign-in just started.
+  gateway's own origin (FRONTEND_ORIGIN), `callback` the `state` of a sign-in just started, and
+  every fifth valid `exchange` the login code and verifier of a sign-in made to its end, as a
+  browser makes it (a new person at the provider each time, so a new account).
 - The count: every response the fuzzer got, by operation and status class, written as JSON when
   the run ends (fuzz.sh prints the operations' 2xx counts from it).
 """
@@ -24,14 +34,17 @@ address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the co
 from __future__ import annotations
 
 import atexit
+import base64
+import hashlib
 import itertools
 import json
 import os
 import re
+import secrets
 import time
 from collections import defaultdict
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urljoin, urlparse
 
 import requests
 import schemathesis
@@ -109,7 +122,51 @@ def _make_session(account: Account) -> str:
     return next(s["id"] for s in sessions if s["current"])
 
 
-MAKERS = {"note": _make_note, "post": _make_post, "upload": _make_upload, "session": _make_session}
+def _put_signed(url: str, headers: dict[str, str], content: bytes) -> None:
+    """A PUT to storage through a link the API signed, with exactly the headers it named."""
+    _http.put(url, data=content, headers=headers, timeout=10).raise_for_status()
+
+
+# A 2 x 2 PNG, so that a thumbnail can be made of the attachment too.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGM4YWMDRAwQCgAlPgUBdJmUYAAAAABJRU5ErkJggg=="
+)
+
+
+def _make_attached_note(account: Account) -> str:
+    """A note with an uploaded image attached: its attachment link is a 200, not a 404."""
+    body = {"filename": "fuzz.png", "contentType": "image/png", "size": len(PNG)}
+    link = _post("/api/upload-url", body, account.token)
+    link.raise_for_status()
+    _put_signed(link.json()["url"], link.json()["headers"], PNG)
+    note = {"title": "fuzz note with an attachment", "attachmentKey": link.json()["key"]}
+    answer = _post("/api/notes", note, account.token)
+    answer.raise_for_status()
+    return answer.json()["_id"]
+
+
+def _make_stored_upload(account: Account) -> str:
+    """A multipart upload whose one part storage holds: completing it is a 200 (and again: it is idempotent)."""
+    content = b"made by scripts/fuzz/hooks.py\n"
+    body = {"filename": "fuzz.txt", "contentType": "text/plain", "size": len(content)}
+    answer = _post("/api/multipart-uploads", body, account.token)
+    answer.raise_for_status()
+    upload_id = answer.json()["uploadId"]
+    parts = _post(f"/api/multipart-uploads/{upload_id}/part-urls", {"partNumbers": [1]}, account.token)
+    parts.raise_for_status()
+    part = parts.json()["parts"][0]
+    _put_signed(part["url"], part["headers"], content)
+    return upload_id
+
+
+MAKERS = {
+    "note": _make_note,
+    "attached-note": _make_attached_note,
+    "post": _make_post,
+    "upload": _make_upload,
+    "stored-upload": _make_stored_upload,
+    "session": _make_session,
+}
 
 _current: Account | None = None
 
@@ -150,24 +207,26 @@ def _ensure(account: Account, kind: str) -> str | None:
         return None
 
 
-# The object a path's `{id}` or `{uploadId}` names, by the path's beginning.
+# The object a path's `{id}` or `{uploadId}` names, by the path's beginning (and end): the first that fits.
 PATH_OBJECTS = [
-    ("/api/notes/", "note"),
-    ("/notes/", "note"),
-    ("/api/posts/", "post"),
-    ("/api/multipart-uploads/", "upload"),
-    ("/api/auth/sessions/", "session"),
+    ("/notes/", "/attachment", "attached-note"),
+    ("/api/notes/", "/attachment", "attached-note"),
+    ("/api/notes/", "", "note"),
+    ("/api/posts/", "", "post"),
+    ("/api/multipart-uploads/", "/complete", "stored-upload"),
+    ("/api/multipart-uploads/", "", "upload"),
+    ("/api/auth/sessions/", "", "session"),
 ]
 
 
 def _fill_path(case: Any, account: Account) -> None:
     path = case.operation.path
-    for prefix, kind in PATH_OBJECTS:
-        if not path.startswith(prefix) or not case.path_parameters:
+    for prefix, suffix, kind in PATH_OBJECTS:
+        if not path.startswith(prefix) or not path.endswith(suffix) or not case.path_parameters:
             continue
-        name = "uploadId" if kind == "upload" else "id"
+        name = "uploadId" if "upload" in kind else "id"
         drawn = case.path_parameters.get(name)
-        shape = UPLOAD_ID if kind == "upload" else OBJECT_ID
+        shape = UPLOAD_ID if "upload" in kind else OBJECT_ID
         if isinstance(drawn, str) and shape.match(drawn):
             real = _ensure(account, kind)
             if real is not None:
@@ -179,7 +238,8 @@ def _mail_token(address: str, link: str) -> str | None:
     """The token of the newest mail to `address` whose link goes to that page of the web client, from Mailpit."""
     if not MAIL_API:
         return None
-    for _ in range(20):
+    # The mail goes after the answer: wait for it, up to about 3 s.
+    for _ in range(60):
         found = _http.get(f"{MAIL_API}/api/v1/search", params={"query": f"to:{address}"}, timeout=10).json()
         for message in found.get("messages", []):
             text = _http.get(f"{MAIL_API}/api/v1/message/{message['ID']}", timeout=10).json().get("Text", "")
@@ -195,8 +255,26 @@ def _set_body(case: Any, **fields: Any) -> None:
         case.body = {**case.body, **{k: v for k, v in fields.items() if v is not None}}
 
 
-# The operations whose token comes by mail: a mail and a read of Mailpit each, so only every fifth
-# valid case of a phase gets a real one (the first among them), which is enough to get past the 400.
+def _mailed_token(op: str) -> str | None:
+    """A live token of that operation's mailed link, for a new account (see the module's note)."""
+    try:
+        account = Account()
+    except requests.HTTPError:
+        return None
+    if op == "confirmEmailVerification":
+        # Registration mailed the first link.
+        return _mail_token(account.email, "verify-email")
+    if op == "confirmPasswordReset":
+        _post("/api/auth/password-reset", {"email": account.email})
+        return _mail_token(account.email, "reset-password")
+    moved = f"moved-{next(_serial)}-{account.email}"
+    _post("/api/auth/email-change", {"newEmail": moved, "password": account.password}, account.token)
+    return _mail_token(moved, "confirm-email-change")
+
+
+# The operations whose token comes by mail: an account, a mail and a read of Mailpit each, so only
+# every fifth valid case of a phase gets a real one (the first among them), which is enough to get
+# past the 400.
 MAILED = {"confirmPasswordReset", "confirmEmailVerification", "confirmEmailChange"}
 _drawn: dict[tuple[str, str], int] = defaultdict(int)
 
@@ -221,20 +299,73 @@ def _fill_body(case: Any, account: Account) -> None:
         # Cookie mode reads the token from a cookie this caller does not have.
         if case.headers and "X-Refresh-Token" in case.headers:
             case.headers = {k: v for k, v in case.headers.items() if k != "X-Refresh-Token"}
-    elif op in MAILED and not _every_fifth(case):
-        return
-    elif op == "confirmPasswordReset":
-        _post("/api/auth/password-reset", {"email": account.email})
-        _set_body(case, token=_mail_token(account.email, "reset-password"))
-    elif op == "confirmEmailVerification":
-        _post("/api/auth/email-verification", None, account.token)
-        _set_body(case, token=_mail_token(account.email, "verify-email"))
-    elif op == "confirmEmailChange":
-        moved = f"moved-{next(_serial)}-{account.email}"
-        _post("/api/auth/email-change", {"newEmail": moved, "password": account.password}, account.token)
-        _set_body(case, token=_mail_token(moved, "confirm-email-change"))
+    elif op in MAILED:
+        if _every_fifth(case):
+            _set_body(case, token=_mailed_token(op))
     elif op == "users" and isinstance(case.query, dict):
         case.query = {**case.query, "ids": account.user_id}
+
+
+# The fields of a body that name a new account's address: each address registers once.
+NEW_ADDRESSES = {"register": "email"}
+EMAIL_MAX = 254
+
+
+def _unused_address(drawn: str) -> str:
+    """The drawn address with a tag of this run's before its `@` (`+f<n>`), so no account has it.
+
+    The tag is the last thing before the only `@`, so two tags give two addresses, once trimmed and
+    lowercased too. Past the document's length, the local part gives up its last characters.
+    """
+    at = drawn.find("@")
+    if at < 0:
+        return drawn
+    tag = f"+f{next(_serial)}"
+    local, rest = drawn[:at], drawn[at:]
+    over = len(local) + len(tag) + len(rest) - EMAIL_MAX
+    if over > 0:
+        local = local[: max(0, len(local) - over)]
+    return f"{local}{tag}{rest}"
+
+
+_document: dict[str, Any] | None = None
+
+
+def _body_fields(case: Any) -> dict[str, Any]:
+    """The properties of the operation's JSON body schema, as the document states them."""
+    global _document
+    if _document is None:
+        _document = _http.get(f"{BASE}/openapi.json", timeout=10).json()
+    body = case.operation.definition.raw.get("requestBody", {})
+    schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/components/schemas/"):
+        schema = _document["components"]["schemas"].get(ref.rsplit("/", 1)[1], {})
+    return schema.get("properties", {})
+
+
+def _fits_bytes(text: str, limit: int, shortest: int) -> str:
+    while len(text.encode("utf-8", "surrogatepass")) > limit and len(text) > shortest:
+        text = text[:-1]
+    return text
+
+
+def _keep_unsaid_rules(case: Any) -> None:
+    """What JSON Schema cannot say or schemathesis cannot know, kept in a case drawn as valid: the body's own fields."""
+    if not isinstance(case.body, dict):
+        return
+    op = case.operation.definition.raw.get("operationId")
+    fields = dict(case.body)
+    for name, rule in _body_fields(case).items():
+        value = fields.get(name)
+        if not isinstance(value, str):
+            continue
+        if "x-maxBytes" in rule:
+            value = _fits_bytes(value, rule["x-maxBytes"], rule.get("minLength", 0))
+        fields[name] = value
+    if NEW_ADDRESSES.get(op) in fields and isinstance(fields[NEW_ADDRESSES[op]], str):
+        fields[NEW_ADDRESSES[op]] = _unused_address(fields[NEW_ADDRESSES[op]])
+    case.body = fields
 
 
 def _fill_sign_in(case: Any) -> None:
@@ -253,6 +384,41 @@ def _fill_sign_in(case: Any) -> None:
         state = parse_qs(urlparse(started.headers.get("Location", "")).query).get("state", [None])[0]
         if state is not None:
             case.query = {**(case.query or {}), "state": state}
+    elif op == "exchangeOidcCode" and _every_fifth(case):
+        signed_in = _login_code()
+        if signed_in is not None:
+            code, verifier = signed_in
+            _set_body(case, code=code, verifier=verifier)
+
+
+def _login_code() -> tuple[str, str] | None:
+    """A sign-in at the dev provider as a browser makes it (a new name each time): its login code and verifier.
+
+    The start, the provider's login page with a name typed in, its consent (answered at once), the
+    callback, and the `#code=` of the redirect back to the web client; each redirect read, not followed.
+    """
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    browser = requests.Session()
+
+    def step(url: str, **kwargs: Any) -> str:
+        answer = browser.request(kwargs.pop("method", "GET"), url, allow_redirects=False, timeout=10, **kwargs)
+        return urljoin(url, answer.headers.get("Location", ""))
+
+    try:
+        at = step(f"{BASE}/api/auth/oidc/dev/start", params={"challenge": challenge, "redirect": f"{BASE}/"})
+        at = step(at)
+        if "/interaction/" in at:
+            at = step(f"{at}/login", method="POST", data={"name": f"fuzz-{os.getpid()}-{next(_serial)}"})
+        for _ in range(6):
+            if at.startswith(BASE):
+                break
+            at = step(at)
+        back = step(at)  # our callback: to the web client with #code=
+    except requests.RequestException:
+        return None
+    code = parse_qs(urlparse(back).fragment).get("code", [None])[0]
+    return None if code is None else (code, verifier)
 
 
 @schemathesis.hook
@@ -260,6 +426,7 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     if not _is_valid(case):
         return
     account = current()
+    _keep_unsaid_rules(case)
     _fill_path(case, account)
     _fill_body(case, account)
     _fill_sign_in(case)
