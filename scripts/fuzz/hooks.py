@@ -4,9 +4,10 @@ Loaded with SCHEMATHESIS_HOOKS=hooks (PYTHONPATH=scripts/fuzz). fuzz.sh passes t
 address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the counts (FUZZ_COUNTS).
 
 - The caller: an account registered for the run, whose token every operation gets. Logging out,
-  ending every session, a new password and deleting the account all end that token; the next request is then refused, and schemathesis asks this provider again (its reauth,
-  `retry_on` 401) and replays the request. Each ask registers a new account, so that no operation
-  ever has to log in with a password another has changed, or into an account another has deleted.
+  ending every session, a new password and deleting the account all end that token; the next
+  request is then refused, and schemathesis asks this provider again (its reauth, `retry_on` 401)
+  and replays the request. Each ask registers a new account, so that no operation ever has to log
+  in with a password another has changed, or into an account another has deleted.
 - The objects: a note, a note with an image attached, a post, a multipart upload, one whose part
   storage holds (for `complete`) and a second session of the current account, made the first time
   an operation names one. A path id that could be one (the right shape) is replaced by the real
@@ -26,7 +27,8 @@ address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the co
 - The sign-in with the dev provider: `start` gets the provider `dev` and a redirect to the
   gateway's own origin (FRONTEND_ORIGIN), `callback` the `state` of a sign-in just started, and
   every fifth valid `exchange` the login code and verifier of a sign-in made to its end, as a
-  browser makes it (a new person at the provider each time, so a new account).
+  browser makes it (a new person at the provider each time, so a new account). One valid unlink of an
+  identity in fifteen is sent by an account that has one to unlink (see `_linked_identity`).
 - The count: every response the fuzzer got, by operation and status class, written as JSON when
   the run ends (fuzz.sh prints the operations' 2xx counts from it).
 """
@@ -279,10 +281,15 @@ MAILED = {"confirmPasswordReset", "confirmEmailVerification", "confirmEmailChang
 _drawn: dict[tuple[str, str], int] = defaultdict(int)
 
 
-def _every_fifth(case: Any) -> bool:
+def _one_in(case: Any, every: int) -> bool:
+    """Whether this valid case is the first, or one in `every` after it, of its operation in this phase."""
     key = (case.operation.label, str(case.meta.phase.name))
     _drawn[key] += 1
-    return _drawn[key] % 5 == 1
+    return _drawn[key] % every == 1
+
+
+def _every_fifth(case: Any) -> bool:
+    return _one_in(case, 5)
 
 
 def _fill_body(case: Any, account: Account) -> None:
@@ -387,12 +394,22 @@ def _fill_sign_in(case: Any) -> None:
     elif op == "exchangeOidcCode" and _every_fifth(case):
         signed_in = _login_code()
         if signed_in is not None:
-            code, verifier = signed_in
+            code, verifier, _ = signed_in
             _set_body(case, code=code, verifier=verifier)
+    elif op == "unlinkIdentity" and OBJECT_ID.match(str((case.path_parameters or {}).get("id", ""))):
+        if not _one_in(case, 15):
+            return
+        # Another account's token: the run's own has no identity to unlink. Making one takes a second
+        # (a sign-in, a reset, a login), so one case in fifteen.
+        linked = _linked_identity()
+        if linked is not None:
+            token, identity = linked
+            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+            case.path_parameters = {**case.path_parameters, "id": identity}
 
 
-def _login_code() -> tuple[str, str] | None:
-    """A sign-in at the dev provider as a browser makes it (a new name each time): its login code and verifier.
+def _login_code() -> tuple[str, str, str] | None:
+    """A sign-in at the dev provider as a browser makes it (a new name each time): its login code, verifier and name.
 
     The start, the provider's login page with a name typed in, its consent (answered at once), the
     callback, and the `#code=` of the redirect back to the web client; each redirect read, not followed.
@@ -408,8 +425,9 @@ def _login_code() -> tuple[str, str] | None:
     try:
         at = step(f"{BASE}/api/auth/oidc/dev/start", params={"challenge": challenge, "redirect": f"{BASE}/"})
         at = step(at)
+        name = f"fuzz-{os.getpid()}-{next(_serial)}"
         if "/interaction/" in at:
-            at = step(f"{at}/login", method="POST", data={"name": f"fuzz-{os.getpid()}-{next(_serial)}"})
+            at = step(f"{at}/login", method="POST", data={"name": name})
         for _ in range(6):
             if at.startswith(BASE):
                 break
@@ -418,7 +436,32 @@ def _login_code() -> tuple[str, str] | None:
     except requests.RequestException:
         return None
     code = parse_qs(urlparse(back).fragment).get("code", [None])[0]
-    return None if code is None else (code, verifier)
+    return None if code is None else (code, verifier, name)
+
+
+def _linked_identity() -> tuple[str, str] | None:
+    """A token and an identity it may unlink: of an account a sign-in made, given a password since.
+
+    An account's last way in cannot be unlinked (409), and the dev provider never vouches for an
+    address, so no sign-in links to an account that has a password: the one it made gets a password
+    by the reset its address (`<name>@dev.invalid`, which Mailpit keeps) is sent, then logs in.
+    """
+    signed_in = _login_code()
+    if signed_in is None:
+        return None
+    code, verifier, name = signed_in
+    address = f"{name}@dev.invalid"
+    if _post("/api/auth/oidc/exchange", {"code": code, "verifier": verifier}).status_code != 200:
+        return None
+    _post("/api/auth/password-reset", {"email": address})
+    token = _mail_token(address, "reset-password")
+    if token is None or not _post("/api/auth/password-reset/confirm", {"token": token, "newPassword": PASSWORD}).ok:
+        return None
+    login = _post("/api/auth/login", {"email": address, "password": PASSWORD})
+    if not login.ok:
+        return None
+    session = login.json()["token"]
+    return session, _get_json("/api/auth/identities", session)[0]["_id"]
 
 
 @schemathesis.hook
