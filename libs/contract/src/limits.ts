@@ -43,6 +43,17 @@ export const LIMITS = {
   searchWordsMax: 10,
 } as const;
 
+/**
+ * White space as JavaScript's `\s` and `trim()` take it (Unicode's White_Space but U+0085, and
+ * U+FEFF), as a regex class's contents. The patterns say it so rather than with `\s` or `\S`,
+ * which each engine fills by its own rules (schemathesis reads ASCII's six only, Python's `re` also
+ * U+001C–U+001F and U+0085, Rust's U+0085): a tool of another language, such as a fuzzer drawing
+ * valid data, read the document's rules as other than the ones validation applies. JavaScript
+ * reads this class exactly as its `\s`.
+ */
+export const WHITE_SPACE =
+  '\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const SPACES = `[${WHITE_SPACE}]*`;
 /** A record identifier as the database writes it: 24 hex digits (either case). */
 export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
 /**
@@ -50,7 +61,7 @@ export const OBJECT_ID_PATTERN = '^[0-9a-fA-F]{24}$';
  * trimmed). How many distinct ones a request may name (LIMITS.userIdsMax) is counted after
  * duplicates are dropped, which a pattern cannot say.
  */
-export const USER_IDS_PATTERN = '^\\s*[0-9a-fA-F]{24}\\s*(?:,\\s*[0-9a-fA-F]{24}\\s*)*$';
+export const USER_IDS_PATTERN = `^${SPACES}[0-9a-fA-F]{24}${SPACES}(?:,${SPACES}[0-9a-fA-F]{24}${SPACES})*$`;
 /**
  * Control and format characters (line breaks, bidirectional overrides, zero-width joiners and
  * spaces, soft hyphens), and line and paragraph separators, as a regex class's contents. BMP
@@ -59,7 +70,7 @@ export const USER_IDS_PATTERN = '^\\s*[0-9a-fA-F]{24}\\s*(?:,\\s*[0-9a-fA-F]{24}
 const CONTROL_OR_FORMAT =
   '\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ufeff\\ufff9-\\ufffb';
 /** A display name: 1 to `LIMITS.displayNameMax` characters once trimmed, none a control or format character. */
-export const DISPLAY_NAME_PATTERN = `^\\s*[^\\s${CONTROL_OR_FORMAT}](?:[^${CONTROL_OR_FORMAT}]{0,${LIMITS.displayNameMax - 2}}[^\\s${CONTROL_OR_FORMAT}])?\\s*$`;
+export const DISPLAY_NAME_PATTERN = `^${SPACES}[^${WHITE_SPACE}${CONTROL_OR_FORMAT}](?:[^${CONTROL_OR_FORMAT}]{0,${LIMITS.displayNameMax - 2}}[^${WHITE_SPACE}${CONTROL_OR_FORMAT}])?${SPACES}$`;
 /** A tag as a client may send it (any case: it is lowercased before use)... */
 export const TAG_PATTERN = `^[A-Za-z0-9-]{1,${LIMITS.tagMax}}$`;
 /** ...and as it is stored and answered. */
@@ -75,15 +86,15 @@ export const STORED_TAG_PATTERN = `^[a-z0-9-]{1,${LIMITS.tagMax}}$`;
  * surrogate range, so they dropped the whole pattern; the schemas say it with `x-wellFormed`.
  */
 const NOT_IN_ADDRESS = [
-  '\\s@',
+  `${WHITE_SPACE}@`,
   '\\u0000-\\u001F\\u007F-\\u009F',
   '\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u08E2\\u180E',
   '\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u206F',
   '\\uFEFF\\uFFF9-\\uFFFB\\uFFFD',
 ].join('');
-export const EMAIL_PATTERN = `^\\s*[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+\\s*$`;
+export const EMAIL_PATTERN = `^${SPACES}[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+${SPACES}$`;
 /** Not empty and not only spaces. */
-export const NOT_BLANK_PATTERN = '\\S';
+export const NOT_BLANK_PATTERN = `[^${WHITE_SPACE}]`;
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const EXTENSION = `[a-z0-9]{1,${LIMITS.extensionMax}}`;

@@ -159,10 +159,14 @@ export const sessionTokensSchema = {
   type: 'object',
   required: ['token', 'refreshToken', 'expiresIn'],
   properties: {
-    token: { type: 'string', pattern: '^[\\w-]+\\.[\\w-]+\\.[\\w-]+$', description: 'The contract’s JWT.' },
+    token: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+      description: 'The contract’s JWT.',
+    },
     refreshToken: {
       type: 'string',
-      pattern: '^[\\w-]{104}$',
+      pattern: '^[A-Za-z0-9_-]{104}$',
       description: 'Opaque to clients (signed by the server, with 256 random bits); never a JWT.',
     },
     expiresIn: { type: 'integer', minimum: 1, description: 'The access token’s lifetime, in seconds.' },

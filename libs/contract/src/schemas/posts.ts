@@ -12,11 +12,14 @@ export const POST_STATUSES = ['draft', 'published'] as const;
  */
 export const POST_SORTS = ['newest', 'oldest', 'title'] as const;
 
-/** Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler. */
+/**
+ * Trimmed length ≥ 1 and ≥ 10, as patterns, so the validation step can say it before the handler.
+ * `[\s\S]` is any character, whatever an engine takes `\s` for.
+ */
 const postTitle = { type: 'string', pattern: NOT_BLANK_PATTERN, maxLength: LIMITS.postTitleMax } as const;
 const postBody = {
   type: 'string',
-  pattern: `\\S[\\s\\S]{${LIMITS.postBodyMin - 2},}\\S`,
+  pattern: `${NOT_BLANK_PATTERN}[\\s\\S]{${LIMITS.postBodyMin - 2},}${NOT_BLANK_PATTERN}`,
   maxLength: LIMITS.postBodyMax,
 } as const;
 
