@@ -7,7 +7,8 @@
 # owner-only routes objects that exist; scripts/fuzz/schemathesis.toml makes the warnings "only
 # 401/403" and "the schema allows what validation refuses" fail the run. The summary at the end
 # counts, per operation, the requests that succeeded (2xx, or a navigation's 3xx). Rate limits are off for the run: at
-# 10 logins a minute the fuzzer would only ever see 429. One worker: with two, hypothesis's source
+# 10 logins a minute the fuzzer would only ever see 429. So is the pace of mailed links (one a minute per account
+# and kind, registration's verification mail counting): asking for a verification link would only ever be a 429. One worker: with two, hypothesis's source
 # inspection is not thread-safe, and schemathesis failed in its own code now and then. The event
 # stream (`subscribe`) is left out: a valid request never ends, which the fuzzer can only count as
 # a timeout; its 400s and 401s are tested through HTTP (gateway/test/realtime.test.ts).
@@ -21,7 +22,8 @@ port="$(node_modules/.bin/node -e 'const s=require("net").createServer().listen(
 data="$root/.data/fuzz-$$"
 log="$data/launcher.log"
 mkdir -p "$data"
-PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 PUBLIC_CHANGES_PER_MINUTE=0 LOG_LEVEL=warn \
+PORT="$port" DEV_DATA_DIR="$data" AUTH_RATE_LIMIT=0 RATE_LIMIT=0 PUBLIC_CHANGES_PER_MINUTE=0 EMAIL_RESEND_INTERVAL=0s \
+  LOG_LEVEL=warn \
   node_modules/.bin/node dev/devstack/dist/src/start.js >"$log" 2>&1 &
 launcher=$!
 cleanup() { kill -TERM "$launcher" 2>/dev/null || true; wait "$launcher" 2>/dev/null || true; [ -n "${KEEP_FUZZ_DATA:-}" ] || rm -rf "$data"; }

@@ -13,12 +13,12 @@ address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the co
   an operation names one. A path id that could be one (the right shape) is replaced by the real
   one before the call, so owner-only routes are fuzzed past their 404; a malformed id is left as it
   was drawn, for the 400. What an operation deletes is made again.
-- The secrets a body must know: the account's password, its refresh token, and the tokens of
-  mailed links (password reset, e-mail verification, e-mail change), read from Mailpit. A mailed
-  token is of an account registered for it alone: each kind of link may be asked for once a minute
-  per account (EMAIL_RESEND_INTERVAL; registration's verification mail counts), and the run's own
-  account asks for them through the fuzzed operations too, so its next one would be a 429. Secrets
-  go only into cases drawn as valid; the others keep their junk, for the 400s and 401s.
+- The secrets a body must know: the account's address and password (a login), its refresh token,
+  and the tokens of mailed links (password reset, e-mail verification, e-mail change), read from
+  Mailpit. A mailed token is of an account registered for it alone, so that what confirming it does
+  (a new password ending every session, a new address, an address verified, after which asking
+  for a link is a 409) happens to that account and not to the run's. Secrets go only into cases
+  drawn as valid; the others keep their junk, for the 400s and 401s.
 - What the document states but schemathesis cannot read or know: a valid case's new address is
   made one no account has (an address registers once: "already registered" is a 400 of the state,
   not of the data), and a string's `x-maxBytes` (a length in bytes of UTF-8, which JSON Schema has
@@ -301,6 +301,8 @@ def _fill_body(case: Any, account: Account) -> None:
         if op == "changePassword" and isinstance(case.body, dict) and isinstance(case.body.get("newPassword"), str):
             # The run's next account is a new one; this one's password only matters to its own later cases.
             account.password = case.body["newPassword"]
+    elif op == "login":
+        _set_body(case, email=account.email, password=account.password)
     elif op in ("refresh", "logout"):
         _set_body(case, refreshToken=account.refresh_token)
         # Cookie mode reads the token from a cookie this caller does not have.
