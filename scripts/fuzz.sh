@@ -6,12 +6,14 @@
 # time an operation ends the token (logout, a new password, deleting the account...), and give
 # owner-only routes objects that exist; scripts/fuzz/schemathesis.toml makes the warnings "only
 # 401/403" and "the schema allows what validation refuses" fail the run. The summary at the end
-# counts, per operation, the requests that succeeded (2xx, or a navigation's 3xx). Rate limits are off for the run: at
-# 10 logins a minute the fuzzer would only ever see 429. So is the pace of mailed links (one a minute per account
-# and kind, registration's verification mail counting): asking for a verification link would only ever be a 429. One worker: with two, hypothesis's source
-# inspection is not thread-safe, and schemathesis failed in its own code now and then. The event
-# stream (`subscribe`) is left out: a valid request never ends, which the fuzzer can only count as
-# a timeout; its 400s and 401s are tested through HTTP (gateway/test/realtime.test.ts).
+# counts, per operation, the requests that succeeded (2xx, or a navigation's 3xx).
+# Rate limits are off for the run: at 10 logins a minute the fuzzer would only ever see 429. So is
+# the pace of mailed links (one a minute per account and kind, registration's verification mail
+# counting): asking for a verification link would only ever be a 429. One worker: with two,
+# hypothesis's source inspection is not thread-safe, and schemathesis failed in its own code now
+# and then. The event stream (`subscribe`) is left out: a valid request never ends, which the
+# fuzzer can only count as a timeout; its 400s and 401s are tested through HTTP
+# (gateway/test/realtime.test.ts).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
