@@ -14,11 +14,11 @@ address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the co
   one before the call, so owner-only routes are fuzzed past their 404; a malformed id is left as it
   was drawn, for the 400. What an operation deletes is made again.
 - The secrets a body must know: the account's address and password (a login), a refresh token of
-  a session made for the case alone (a refresh spends it, a logout ends it),
-  and the tokens of mailed links (password reset, e-mail verification, e-mail change), read from
-  Mailpit. A mailed token is of an account registered for it alone, so that what confirming it does
-  (a new password ending every session, a new address, an address verified, after which asking
-  for a link is a 409) happens to that account and not to the run's. Secrets go only into cases
+  a session made for the case alone (a refresh spends it, a logout ends it), and the tokens of
+  mailed links (password reset, e-mail verification, e-mail change), read from Mailpit. A mailed
+  token is of an account registered for it alone, so that what confirming it does (a new password
+  ending every session, a new address, an address verified, after which asking for a link is a
+  409) happens to that account and not to the run's. Secrets go only into cases
   drawn as valid; the others keep their junk, for the 400s and 401s.
 - What the document states but schemathesis cannot read or know: a valid case's new address is
   made one no account has (an address registers once: "already registered" is a 400 of the state,
@@ -28,8 +28,8 @@ address (FUZZ_BASE_URL), Mailpit's API (FUZZ_MAIL_API) and where to write the co
 - The sign-in with the dev provider: `start` gets the provider `dev` and a redirect to the
   gateway's own origin (FRONTEND_ORIGIN), `callback` the `state` of a sign-in just started, and
   every fifth valid `exchange` the login code and verifier of a sign-in made to its end, as a
-  browser makes it (a new person at the provider each time, so a new account). One valid unlink of an
-  identity in fifteen is sent by an account that has one to unlink (see `_linked_identity`).
+  browser makes it (a new person at the provider each time, so a new account). One valid unlink of
+  an identity in fifteen is sent by an account that has one to unlink (see `_linked_identity`).
 - The count: every response the fuzzer got, by operation and status class, written as JSON when
   the run ends (fuzz.sh prints the operations' 2xx counts from it).
 """
