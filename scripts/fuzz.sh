@@ -13,7 +13,9 @@
 # hypothesis's source inspection is not thread-safe, and schemathesis failed in its own code now
 # and then. The event stream (`subscribe`) is left out: a valid request never ends, which the
 # fuzzer can only count as a timeout; its 400s and 401s are tested through HTTP
-# (gateway/test/realtime.test.ts).
+# (gateway/test/realtime.test.ts). Each request has a connection of its own (`Connection: close`):
+# the gateway closes one idle for 5 s, as its `Keep-Alive: timeout=5` says, and the fuzzer's HTTP
+# pool, which does not read that, could write a request onto a connection as it closed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -51,6 +53,7 @@ FUZZ_BASE_URL="$base" FUZZ_MAIL_API="$mail_api" FUZZ_COUNTS="$counts" \
   --workers 1 \
   --seed "${FUZZ_SEED:-20261121}" \
   --request-timeout 10 \
+  --header 'Connection: close' \
   --exclude-operation-id subscribe \
   --no-color \
   "$@" || code=$?

@@ -61,7 +61,12 @@ OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
 UPLOAD_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 _serial = itertools.count(1)
+# One connection per request, as the fuzzer's own (fuzz.sh's `Connection: close`): the gateway
+# closes a connection idle for 5 s and says so (`Keep-Alive: timeout=5`), but requests' pool does
+# not read that, and a request it wrote onto a pooled connection as the gateway closed it was reset
+# (a login, in one run of ten).
 _http = requests.Session()
+_http.headers["Connection"] = "close"
 
 
 def _post(path: str, body: Any, token: str | None = None) -> requests.Response:
