@@ -66,6 +66,19 @@ function during(from: number, to = Date.now()) {
   return { requests: outcomes.length, failed: outcomes.filter(failed).map(describeOutcome) };
 }
 
+/** Logged by a part each time its database driver found the server not answering (`@cs/service`). */
+const DATABASE_LOST = 'database stopped answering';
+
+/**
+ * What every part logged from `from` on about `failures` (by request id), and each time one of
+ * them lost its database: why a request failed, for the report.
+ */
+async function loggedSince(from: number, failures: readonly string[]): Promise<string[]> {
+  const ids = failures.flatMap((f) => /\(request ([\w-]+)\)/.exec(f)?.[1] ?? []);
+  const lines = await Promise.all(PARTS.map((p) => stack.logLinesAbout(p, from, [...ids, DATABASE_LOST])));
+  return lines.flat();
+}
+
 describe('1. the stack, deployed', () => {
   const settledAt: Record<string, number> = {};
   let started = 0;
@@ -177,6 +190,7 @@ describe('3. a rolling update of every part, under traffic', () => {
       requests: rollout.requests,
       failed: rollout.failed.length,
       failures: rollout.failed,
+      logged: await loggedSince(started, rollout.failed),
     };
     say(`rollout: ${JSON.stringify(report.rollout)}`);
   });
@@ -231,6 +245,7 @@ describe('4. a release that is never ready', () => {
       requests: seen.requests,
       failed: seen.failed.length,
       failures: seen.failed,
+      logged: await loggedSince(started, seen.failed),
     };
     say(`rollback: ${JSON.stringify(report.rollback)}`);
   });
@@ -323,6 +338,7 @@ describe('6. the gateway and posts scaled from 2 to 4 and back', () => {
       requests: seen.requests,
       failed: seen.failed.length,
       failures: seen.failed,
+      logged: await loggedSince(started, seen.failed),
     };
     say(`scale: ${JSON.stringify(report.scale)}`);
   });
