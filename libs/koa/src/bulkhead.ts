@@ -15,8 +15,13 @@
  * the event loop, and the place is freed when the last of them ends. Their writes asked for in
  * that turn go to the database as one operation (`@cs/mongo` together.ts), so a crowd of small
  * writes costs what a few would, and the turns stay fair: the group is taken in turn.
+ *
+ * A piece that must wait for something that is not work (`waitAside`, `@cs/lifecycle`) gives its
+ * place to the next in line meanwhile. When its wait ends it takes the first place that frees,
+ * before either line: it was let in already, and is never refused for the wait.
  */
 import { HttpError } from '@cs/errors';
+import { inPlace, type StepAside } from '@cs/lifecycle';
 import { counter } from '@cs/telemetry';
 
 export interface BulkheadOptions {
@@ -44,7 +49,7 @@ export interface RunOptions {
 export interface Bulkhead {
   /** Runs `work` once a place is free, in the client's turn; refuses with 429 or 503 when the line is full. */
   run<T>(client: string, work: () => Promise<T>, options?: RunOptions): Promise<T>;
-  /** Places taken now (pieces sharing one count once), and pieces waiting. */
+  /** Places taken now (pieces sharing one count once), and pieces waiting, back from aside too. */
   load(): { running: number; waiting: number };
   /** Refuses every piece waiting now with `err`, at once: what they would run on is away. */
   refuseWaiting(err: Error): void;
@@ -148,6 +153,8 @@ export function createBulkhead({
   batch = 1,
 }: BulkheadOptions): Bulkhead {
   const lines = { priority: new FairLine(), normal: new FairLine() };
+  /** Pieces back from waiting aside, each for a place of its own: served before both lines. */
+  const returning: Array<(place: Place) => void> = [];
   let running = 0;
 
   const refuse = (status: 429 | 503, reason: string) => {
@@ -160,6 +167,8 @@ export function createBulkhead({
 
   /** The place is handed to the next group in line, or freed when none waits. */
   const release = () => {
+    const back = returning.shift();
+    if (back) return back({ pieces: 1 });
     const group = lines.priority.size > 0 ? lines.priority.shiftGroup(batch) : lines.normal.shiftGroup(batch);
     if (group.length === 0) {
       running -= 1;
@@ -172,6 +181,56 @@ export function createBulkhead({
   const leave = (place: Place) => {
     place.pieces -= 1;
     if (place.pieces === 0) release();
+  };
+
+  /** A place for a piece back from waiting aside: a free one, else the first to free. */
+  const retake = (): Promise<Place> => {
+    if (running < concurrency) {
+      running += 1;
+      return Promise.resolve({ pieces: 1 });
+    }
+    return new Promise((resolve) => returning.push(resolve));
+  };
+
+  /**
+   * Runs `work` in `place`, lending the place out while `work` waits aside: a wait begun while the
+   * piece holds its place gives it back, and the piece goes on from a wait only once it holds one
+   * again. Meant for waits one after another: other work of the piece that overlaps a wait (a
+   * second branch of a Promise.all) runs without a place until the wait ends, and a wait that
+   * begins while the piece is still taking its place again keeps it.
+   */
+  const runInPlace = async <T>(first: Place, work: () => Promise<T>): Promise<T> => {
+    let place: Place | undefined = first;
+    /** A place being taken again: one for all the waits that end meanwhile. */
+    let taking: Promise<void> | undefined;
+    let done = false;
+    const hold = async () => {
+      taking ??= retake().then((given) => {
+        taking = undefined;
+        // The work ended without awaiting this wait: the place it took goes again at once.
+        if (done) leave(given);
+        else place = given;
+      });
+      await taking;
+    };
+    const stepAside: StepAside = async (wait) => {
+      if (place) {
+        leave(place);
+        place = undefined;
+      }
+      try {
+        return await wait();
+      } finally {
+        if (!place && !done) await hold();
+      }
+    };
+    try {
+      return await inPlace(stepAside, work);
+    } finally {
+      done = true;
+      if (place) leave(place);
+      place = undefined;
+    }
   };
 
   return {
@@ -204,14 +263,10 @@ export function createBulkhead({
         running += 1;
         place = { pieces: 1 };
       }
-      try {
-        return await work();
-      } finally {
-        leave(place);
-      }
+      return runInPlace(place, work);
     },
 
-    load: () => ({ running, waiting: lines.priority.size + lines.normal.size }),
+    load: () => ({ running, waiting: lines.priority.size + lines.normal.size + returning.length }),
 
     refuseWaiting(err) {
       for (const waiter of [...lines.priority.takeAll(), ...lines.normal.takeAll()]) waiter.refuse(err);

@@ -9,7 +9,9 @@
  * room for everyone's reads, and another account's write waits for one place to free, not behind
  * the import. What one account may have waiting is bounded too: past 64 writes, 429 with
  * Retry-After. When a write fails because the database is away, the writes waiting in line get
- * its 503 at once rather than each in turn after a wait (the 2 s a client is promised then).
+ * its 503 at once rather than each in turn after a wait (the 2 s a client is promised then). A
+ * write that waits for a killed process's turn to go stale (`@cs/mongo` turns.ts) waits aside,
+ * its place given to the next write meanwhile.
  *
  * Creates may take one place together, up to CREATES_TOGETHER of them (bulkhead.ts `together`):
  * started in one turn of the event loop, their inserts go as one operation each (`@cs/mongo`

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpError } from '@cs/errors';
+import { waitAside } from '@cs/lifecycle';
 import { describe, expect, it } from '@jest/globals';
 import { createBulkhead } from '../src/bulkhead';
 
@@ -20,6 +21,9 @@ function gate(started: string[]) {
     running: () => open.length,
   };
 }
+
+/** Lets every piece that can go on do so. */
+const tick = () => new Promise((r) => setImmediate(r));
 
 const statusOf = async (work: Promise<unknown>) =>
   work.then(
@@ -155,6 +159,98 @@ describe('a bulkhead', () => {
     while (g.running() > 0) await g.finishOne();
     await Promise.all(all);
     expect(started.at(-1)).toBe('a5');
+    expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('when a running piece waits aside, then the next in line runs meanwhile, and once the wait ends the piece goes on before the rest of the line', async () => {
+    const started: string[] = [];
+    const g = gate(started);
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 5, total: 5 });
+    const steps: string[] = [];
+    let endWait = () => {};
+    const aside = bulkhead.run('a', async () => {
+      steps.push('before the wait');
+      await waitAside(() => new Promise<void>((resolve) => (endWait = resolve)));
+      steps.push('after the wait');
+      return 'aside';
+    });
+    await tick();
+    const others = [bulkhead.run('b', g.piece('b')), bulkhead.run('c', g.piece('c'))];
+    await tick();
+
+    expect(started).toEqual(['b']);
+    expect(bulkhead.load()).toEqual({ running: 1, waiting: 1 });
+    endWait();
+    await tick();
+    // Back, but b has the place: the piece waits for it, first in line.
+    expect(steps).toEqual(['before the wait']);
+    expect(bulkhead.load()).toEqual({ running: 1, waiting: 2 });
+    await g.finishOne();
+    expect(steps).toEqual(['before the wait', 'after the wait']);
+    expect(await aside).toBe('aside');
+    expect(started).toEqual(['b', 'c']);
+    await g.finishOne();
+    expect(await Promise.all(others)).toEqual(['b', 'c']);
+    expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('when a piece’s waits aside overlap, follow one another, or are not awaited, then no more pieces than places ever work at once, and every place is freed', async () => {
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 2, perClient: 20, total: 20 });
+    let inside = 0;
+    let most = 0;
+    /** Runs a stretch of a piece's work in its place, counting the pieces doing so. */
+    const inPlace = async (ms: number) => {
+      inside += 1;
+      most = Math.max(most, inside);
+      await sleep(ms);
+      inside -= 1;
+    };
+    const pieces = [
+      bulkhead.run('overlapping', async () => {
+        await inPlace(2);
+        await Promise.all([waitAside(() => sleep(20)), waitAside(() => sleep(5)).then(() => inPlace(3))]);
+        await inPlace(2);
+      }),
+      bulkhead.run('one after another', async () => {
+        for (let i = 0; i < 3; i++) {
+          await waitAside(() => sleep(4));
+          await inPlace(2);
+        }
+      }),
+      // Ends while its wait is still aside: the place it takes again afterwards goes at once.
+      bulkhead.run('not awaited', async () => {
+        void waitAside(() => sleep(10));
+      }),
+      ...Array.from({ length: 10 }, (_, i) => bulkhead.run(`plain ${i}`, () => inPlace(3))),
+    ];
+    await Promise.all(pieces);
+    await sleep(30);
+
+    expect(most).toBe(2);
+    expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('when a piece ends while the place it waits for after waiting aside is still to come, then that place is freed as it comes', async () => {
+    const g = gate([]);
+    const bulkhead = createBulkhead({ name: 'test', concurrency: 1, perClient: 5, total: 5 });
+    let endWait = () => {};
+    let endWork = () => {};
+    const piece = bulkhead.run('a', async () => {
+      void waitAside(() => new Promise<void>((resolve) => (endWait = resolve)));
+      await new Promise<void>((resolve) => (endWork = resolve));
+    });
+    await tick();
+    const other = bulkhead.run('b', g.piece('b'));
+    await tick();
+    endWait();
+    await tick();
+    endWork();
+    await piece;
+
+    // b has the place; the place for the wait's end is still to come.
+    expect(bulkhead.load()).toEqual({ running: 1, waiting: 1 });
+    await g.finishOne();
+    await other;
     expect(bulkhead.load()).toEqual({ running: 0, waiting: 0 });
   });
 });

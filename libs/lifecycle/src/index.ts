@@ -12,3 +12,4 @@ export { repeatEvery } from './repeat-every';
 export { createRetryWindow, type RetryWindow, retryWithin } from './retry-window';
 export { type RunningServer, type RunServerOptions, runServer } from './run-server';
 export { fetchThrough, networkFetch, type ServiceFetch } from './service-fetch';
+export { inPlace, type StepAside, waitAside } from './waiting-aside';

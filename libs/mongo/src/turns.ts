@@ -34,6 +34,7 @@
  * Every lookup here is by `_id`, which every server answers from its index.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitAside } from '@cs/lifecycle';
 import type { Connection } from 'mongoose';
 import { OPERATION_BOUND_MS } from './bounds';
 import { raceBackoffMs } from './race-backoff';
@@ -134,7 +135,8 @@ export interface Turns {
    * write to land), up to 8 times. When one holder stayed silent through all of them, it most
    * likely died between its turn and its write (a killed process): the writer then waits, looking
    * every 250 ms, until that holder writes or its turn goes stale, and tries once more, rather
-   * than refuse a write that will be possible within STALE_MS. A failed write gives its turn back.
+   * than refuse a write that will be possible within STALE_MS. It waits aside: a bulkhead place it
+   * runs in serves other work meanwhile. A failed write gives its turn back.
    */
   writeInTurn<D extends Versioned, T>(subject: string, steps: TurnSteps<D, T>): Promise<T>;
   /** Deletes turns older than an hour, unless another replica is doing it this hour. */
@@ -187,7 +189,10 @@ export async function createTurns(connection: Connection, collectionName = 'turn
             throw steps.busy();
           }
           waitedForSilentHolder = true;
-          while (Date.now() < staleAt && (await currentVersion()) === version) await sleep(SILENT_POLL_MS);
+          // Aside: a bulkhead place this runs in serves other work meanwhile (@cs/lifecycle).
+          await waitAside(async () => {
+            while (Date.now() < staleAt && (await currentVersion()) === version) await sleep(SILENT_POLL_MS);
+          });
           attempt = 0;
           continue;
         }

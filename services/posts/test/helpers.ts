@@ -11,7 +11,7 @@ import {
   verifierWithoutRevocations,
 } from '@cs/testkit';
 import mongoose, { type Connection, Types } from 'mongoose';
-import { coldListBulkhead, createApp } from '../src/app';
+import { coldListBulkhead, createApp, type Deps } from '../src/app';
 import { createListing, markListingChanged } from '../src/listing';
 import { type PostModel, type PostRecord, postModel } from '../src/model';
 import type { PostEvents } from '../src/post-events';
@@ -35,12 +35,13 @@ export interface PostsHarness {
   stop(): Promise<void>;
 }
 
-export async function startPosts(file: string): Promise<PostsHarness> {
+/** The service of a test file, on a database of its own; `config` beyond the JWT secret. */
+export async function startPosts(file: string, config: Omit<Deps['config'], 'JWT_SECRET'> = {}): Promise<PostsHarness> {
   const db = await openTestDatabase(file);
   const logs = captureLogger('posts');
   const events = testEventBus();
   const built = await createApp({
-    config: { JWT_SECRET: TEST_JWT_SECRET },
+    config: { JWT_SECRET: TEST_JWT_SECRET, ...config },
     connection: db.connection,
     logger: logs.logger,
     tokens: verifierWithoutRevocations(),
