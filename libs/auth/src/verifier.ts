@@ -51,7 +51,7 @@ export function createTokenVerifier(secret: string, revocations: RevocationList)
       const token = bearerToken(header);
       const { userId, issuedAt } = verifyClaims(token, secret);
       if (revocations.currentAt === undefined && !(await revocations.whenCurrent(FIRST_READ_WAIT_MS))) {
-        throw new HttpError(503, messages.tokensNotCheckable, { headers: { 'Retry-After': '1' } });
+        throw new HttpError(503, messages.tokensNotCheckable, { headers: { 'Retry-After': '1' }, expose: true });
       }
       if (revocations.refuses(token, userId, issuedAt)) throw new HttpError(401, messages.invalidToken);
       return userId;

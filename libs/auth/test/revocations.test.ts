@@ -110,6 +110,9 @@ describe('the token verifier', () => {
     expect(refusal).toBeInstanceOf(HttpError);
     expect((refusal as HttpError).status).toBe(503);
     expect((refusal as HttpError).headers).toEqual({ 'Retry-After': '1' });
+    // Said to the client as it is, by a service's error handler as by the gateway.
+    expect((refusal as HttpError).expose).toBe(true);
+    expect((refusal as HttpError).message).toBe('Tokens cannot be checked yet; try again shortly');
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(FIRST_READ_WAIT_MS - 5);
     expect(tokens.ready()).toBe(false);
     expect(tokens.notice()).toBe('the revocation list has not been read yet');
