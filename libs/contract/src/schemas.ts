@@ -13,7 +13,7 @@
  *   the first failure, not the validation step's `400 {errors: [{field, message}]}`. Messages given
  *   on the root come first, in the order written (a missing field before a wrong type);
  * - `x-maxBytes`: a string's largest length in bytes of UTF-8;
- * - `x-wellFormed: true`: a string with no lone surrogate (`isWellFormed` of `@cs/koa`), a rule that
+ * - `x-wellFormed: true`: a string with no lone surrogate (`String.prototype.isWellFormed`), a rule that
  *   a `pattern` cannot say to the regex engines of other languages.
  * No string a request sends may hold U+0000 (`noNul`): PostgreSQL refuses it in text (SQLSTATE
  * 22P05), so it is a 400 here and never reaches a database.

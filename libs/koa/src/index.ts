@@ -19,7 +19,6 @@ export { type RouteRules, routeRules } from './route-rules';
 export { serverTiming } from './server-timing';
 export { createServiceApp, type ServiceAppOptions } from './service-app';
 export {
-  isWellFormed,
   noBody,
   type RequestRule,
   requestRuleOf,

@@ -56,19 +56,14 @@ ajv.addKeyword({
   validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
 });
 
-/**
- * Whether a string holds no lone surrogate (half of a UTF-16 pair): JSON may carry one
- * (`"\\ud800"`), no UTF-8 text can. With the `u` flag the class matches lone halves only, never a pair.
- */
-export function isWellFormed(text: string): boolean {
-  return !/[\uD800-\uDFFF]/u.test(text);
-}
+// `x-wellFormed`: no lone surrogate (half of a UTF-16 pair), which JSON may carry (`"\\ud800"`)
+// and no UTF-8 text can.
 ajv.addKeyword({
   keyword: 'x-wellFormed',
   type: 'string',
   schemaType: 'boolean',
   errors: false,
-  validate: (on: boolean, data: string) => !on || isWellFormed(data),
+  validate: (on: boolean, data: string) => !on || data.isWellFormed(),
 });
 
 type Schema = Readonly<Record<string, unknown>>;

@@ -4,7 +4,6 @@
  * schema's; identity's own messages are the ones its operations give.
  */
 import { credentialMessages, EMAIL_PATTERN, LIMITS } from '@cs/contract';
-import { isWellFormed } from '@cs/koa';
 
 export const messages = {
   ...credentialMessages,
@@ -49,7 +48,12 @@ export function fitsBcrypt(password: string): boolean {
   return Buffer.byteLength(password, 'utf8') <= LIMITS.passwordMaxBytes;
 }
 
+/** Whether a normalized address is one an account may have, by register's rules. */
+export function isAddress(address: string): boolean {
+  return address.length <= LIMITS.emailMax && EMAIL.test(address) && address.isWellFormed();
+}
+
 /** Whether an account could exist with these credentials at all, by register's rules (login never says which failed). */
 export function couldBeAccount({ email, password }: Credentials): boolean {
-  return email.length <= LIMITS.emailMax && EMAIL.test(email) && isWellFormed(email) && fitsBcrypt(password);
+  return isAddress(email) && fitsBcrypt(password);
 }

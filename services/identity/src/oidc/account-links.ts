@@ -12,11 +12,10 @@
  *   for it, and not otherwise: an address no one proved is not counted as proven.
  * - A provider that gives no usable address: `email_missing`.
  */
-import { EMAIL_PATTERN, LIMITS, oidcMessages } from '@cs/contract';
+import { oidcMessages } from '@cs/contract';
 import { HttpError } from '@cs/errors';
-import { isWellFormed } from '@cs/koa';
 import { isDuplicateKey, type Turns } from '@cs/mongo';
-import { normalizeEmail } from '../accounts/credentials';
+import { isAddress, normalizeEmail } from '../accounts/credentials';
 import type { UserModel, UserRecord } from '../accounts/model';
 import type { Sessions } from '../sessions/sessions';
 import type { Identities, IdentityKey } from './identities';
@@ -30,8 +29,6 @@ export interface ProviderClaims extends IdentityKey {
 }
 
 export type SignInOutcome = { userId: string } | { error: 'email_missing' | 'email_in_use' };
-
-const emailPattern = new RegExp(EMAIL_PATTERN, 'u');
 
 export function createAccountLinks({
   users,
@@ -65,14 +62,10 @@ export function createAccountLinks({
     await Promise.all([sessions.endAll(userId), identities.forget(userId)]);
   };
 
+  /** The provider's address, normalized, when an account may have it. */
   const addressOf = (email: string | undefined) => {
-    const address = email === undefined ? '' : normalizeEmail(email);
-    return address.length > 0 &&
-      address.length <= LIMITS.emailMax &&
-      emailPattern.test(address) &&
-      isWellFormed(address)
-      ? address
-      : undefined;
+    const address = email === undefined ? undefined : normalizeEmail(email);
+    return address !== undefined && isAddress(address) ? address : undefined;
   };
 
   async function signIn(claims: ProviderClaims, retried = false): Promise<SignInOutcome> {
