@@ -5,7 +5,7 @@
  * for them all, where each service's own client held its own set, idle as under load.
  */
 import type { Logger } from '@cs/log';
-import { type Connection, databaseIn, databaseOn, MAX_POOL_SIZE, withDatabase } from '@cs/mongo';
+import { type Connection, databaseIn, databaseOn, withDatabase } from '@cs/mongo';
 import { connectDatabase } from '@cs/service';
 
 export interface Databases {
@@ -17,8 +17,8 @@ export interface Databases {
 
 /**
  * Connects to each server the services' MONGO_URLs name (an URL without its database: the hosts
- * and the query), with MAX_POOL_SIZE connections for each database it serves, as their own clients
- * had together. A service whose URL names no database gets none here, and connects alone.
+ * and the query), with a pool as large, and as many warm connections, as their own clients had
+ * together. A service whose URL names no database gets none here, and connects alone.
  */
 export async function connectServers(
   services: readonly { readonly MONGO_URL?: string }[],
@@ -30,9 +30,7 @@ export async function connectServers(
   for (const url of urls) if (url) databasesOn.set(serverOf(url), (databasesOn.get(serverOf(url)) ?? 0) + 1);
   const servers = new Map(
     await Promise.all(
-      [...databasesOn].map(
-        async ([server, count]) => [server, await connectDatabase(server, logger, MAX_POOL_SIZE * count)] as const,
-      ),
+      [...databasesOn].map(async ([server, count]) => [server, await connectDatabase(server, logger, count)] as const),
     ),
   );
   return {

@@ -4,7 +4,7 @@
  * and writes its own database.
  */
 import { createLogger } from '@cs/log';
-import { MAX_POOL_SIZE } from '@cs/mongo';
+import { MAX_POOL_SIZE, WARM_CONNECTIONS } from '@cs/mongo';
 import { openTestDatabase, type TestDatabase, testDatabaseUrl } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { Schema } from 'mongoose';
@@ -26,12 +26,13 @@ describe('connectServers', () => {
     await Promise.all([posts.drop(), notes.drop()]);
   });
 
-  it('when two services’ databases are on one server, then one client serves both, its pool their two shares', () => {
+  it('when two services’ databases are on one server, then one client serves both, its pool their two shares, warm ones too', () => {
     const [forPosts, none, forNotes] = databases.databases;
 
     expect(none).toBeUndefined();
     expect(forPosts?.getClient()).toBe(forNotes?.getClient());
     expect(forPosts?.getClient().options.maxPoolSize).toBe(2 * MAX_POOL_SIZE);
+    expect(forPosts?.getClient().options.minPoolSize).toBe(2 * WARM_CONNECTIONS);
   });
 
   it('when each writes through the shared client, then each write lands in its own database only', async () => {
@@ -61,6 +62,7 @@ describe('connectServers', () => {
       const [forPosts, forOther] = apart.databases;
       expect(forPosts?.getClient()).not.toBe(forOther?.getClient());
       expect(forPosts?.getClient().options.maxPoolSize).toBe(MAX_POOL_SIZE);
+      expect(forPosts?.getClient().options.minPoolSize).toBe(WARM_CONNECTIONS);
     } finally {
       await apart.close();
     }

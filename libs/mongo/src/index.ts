@@ -14,7 +14,7 @@
  *   CHECK_TIMEOUT_MS marks the server unknown and clears the pool, interrupting every operation
  *   in flight on it (the driver labels that error InterruptInUseConnections);
  * - an operation that starts then waits for a server at most CHECK_TIMEOUT_MS (selection), and a
- *   new connection's handshake as long;
+ *   new connection's handshake as long (so the pool keeps warm connections: warm-pool.ts);
  * - on a server that answers, one operation may take OPERATION_BOUND_MS (socket timeout), and so
  *   may the wait for a pooled connection: a safety net for a query that never returns.
  * The driver would retry a read once after such an error, after waiting for a server again: that
@@ -27,8 +27,10 @@ import { metricsEnabled } from '@cs/telemetry';
 import mongoose, { type Connection } from 'mongoose';
 import { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS } from './bounds';
 import { observeOperations, watchPool } from './observe';
+import { countOpenConnections, isWarm, WARM_CONNECTIONS } from './warm-pool';
 
 export { CHECK_TIMEOUT_MS, HEARTBEAT_MS, OPERATION_BOUND_MS, UNRESPONSIVE_BOUND_MS } from './bounds';
+export { WARM_CONNECTIONS } from './warm-pool';
 
 export interface MongoOptions {
   /** How often the driver checks that the server answers. */
@@ -43,8 +45,11 @@ export interface MongoOptions {
   waitQueueTimeoutMS?: number;
   /** How long `connectMongo` keeps retrying the first connection. */
   startupTimeoutMs?: number;
-  /** The most connections the pool opens: MAX_POOL_SIZE for each database it serves. */
-  maxPoolSize?: number;
+  /**
+   * How many services' databases the pool serves: it opens at most MAX_POOL_SIZE connections for
+   * each, and keeps WARM_CONNECTIONS of them open while idle (warm-pool.ts).
+   */
+  databases?: number;
   onRetry?: (attempt: number, err: unknown) => void;
 }
 
@@ -64,10 +69,11 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
     connectTimeoutMS = CHECK_TIMEOUT_MS,
     waitQueueTimeoutMS = OPERATION_BOUND_MS,
     startupTimeoutMs = 30_000,
-    maxPoolSize = MAX_POOL_SIZE,
+    databases = 1,
     onRetry,
   } = options;
   const deadline = Date.now() + startupTimeoutMs;
+  const maxPoolSize = MAX_POOL_SIZE * databases;
   for (let attempt = 1; ; attempt++) {
     const connection = mongoose.createConnection(url, {
       heartbeatFrequencyMS,
@@ -79,10 +85,12 @@ export async function connectMongo(url: string, options: MongoOptions = {}): Pro
       bufferCommands: false,
       autoIndex: true,
       maxPoolSize,
+      minPoolSize: WARM_CONNECTIONS * databases,
     });
     // Before the first connection opens, so the pool's counts start from it, and before any
     // model is compiled on it.
     if (metricsEnabled()) watchPool(connection, maxPoolSize);
+    countOpenConnections(connection);
     observeOperations(connection);
     try {
       await connection.asPromise();
@@ -107,9 +115,10 @@ export function databaseOn(server: Connection, name: string): Connection {
   return database;
 }
 
-/** Readiness: the connection is open and the server answers a ping. */
+/** Readiness: the connection is open, its pool holds its warm connections, and the server answers a ping. */
 export async function isMongoReady(connection: Connection): Promise<boolean> {
   if (connection.readyState !== mongoose.ConnectionStates.connected || !connection.db) return false;
+  if (!isWarm(connection)) return false;
   await connection.db.admin().ping();
   return true;
 }

@@ -3,11 +3,11 @@ import { type Connection, connectMongo, watchReachability } from '@cs/mongo';
 
 /**
  * A connection to the database server at `url`, retried while it starts, whose loss and return are
- * logged. `maxPoolSize`: see connectMongo.
+ * logged. `databases`, how many services' databases it serves: see connectMongo.
  */
-export async function connectDatabase(url: string, logger: Logger, maxPoolSize?: number): Promise<Connection> {
+export async function connectDatabase(url: string, logger: Logger, databases?: number): Promise<Connection> {
   const connection = await connectMongo(url, {
-    maxPoolSize,
+    databases,
     onRetry: (attempt, err) => logger.warn({ attempt, err: String(err) }, 'database not reachable yet; retrying'),
   });
   watchReachability(connection, {
