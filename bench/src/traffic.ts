@@ -173,6 +173,7 @@ export class Traffic {
       json: res.json,
       startedAt,
       ms: Date.now() - startedAt,
+      requestId: res.requestId,
       ...(res.error ? { error: res.error } : {}),
       ...(res.detail ? { detail: res.detail } : {}),
     });
@@ -220,7 +221,15 @@ export class Traffic {
           async (res) => ({ status: res.status, text: await res.text() }),
           () => ({ status: 0, text: 'connection failed' }),
         );
-        if (put.status !== 200) return done({ status: put.status, json: false, body: put.text, error: 'storage PUT' });
+        // Storage keeps no request ids: the failure names the request that gave the link.
+        if (put.status !== 200)
+          return done({
+            status: put.status,
+            json: false,
+            body: put.text,
+            error: 'storage PUT',
+            requestId: link.requestId,
+          });
         const fields = { title: `Attached ${n}`, body: 'with a file', attachmentKey: key };
         return done(await this.create('notes', user.notes, token, fields));
       }

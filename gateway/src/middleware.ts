@@ -18,26 +18,30 @@ export function requestId() {
 }
 
 /**
- * One line a request, once answered. Its fields are fixed and none is a credential (the request id
- * is the one we checked or made): it is written without the redaction pass (`accessLogger`), so a
- * field added here must not be one either.
+ * One line a request, once answered, or once its connection closed before the whole answer was
+ * sent (`closedEarly`: the client gave up or went away, a stream ended by its reader; `status` only
+ * if the answer had begun). Its fields are fixed and none is a credential (the request id is the
+ * one we checked or made): it is written without the redaction pass (`accessLogger`), so a field
+ * added here must not be one either.
  */
 export function accessLog(gateway: Logger) {
   const logger = accessLogger(gateway);
   return function accessLog(req: Request, res: Response, next: NextFunction) {
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
-    // In the request's trace (the line carries its id): 'finish' itself comes from the socket.
-    // Emitted once per response; `on` spares the wrapper `once` makes.
+    // In the request's trace (the line carries its id): 'close' itself comes from the socket.
+    // Emitted once per response, after 'finish' when it was all sent; `on` spares the wrapper `once` makes.
     res.on(
-      'finish',
+      'close',
       context.bind(context.active(), () => {
+        const finished = res.writableFinished;
         logger.info({
           requestId: req.headers['x-request-id'],
           method: req.method,
           path: req.path,
-          status: res.statusCode,
+          ...(finished || res.headersSent ? { status: res.statusCode } : {}),
           ms: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(finished ? {} : { closedEarly: true }),
         });
       }),
     );

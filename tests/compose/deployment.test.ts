@@ -110,7 +110,7 @@ function describeFailures(outcomes: readonly Outcome[]): string[] {
     .filter(failed)
     .map(
       (o) =>
-        `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms`,
+        `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms (request ${o.requestId})`,
     );
 }
 

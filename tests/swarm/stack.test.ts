@@ -46,7 +46,7 @@ const image = (part: string, tag: string) => `${REGISTRY}/${part}:${tag}`;
 const stack = new Stack();
 const failed = (o: Outcome) => o.status < 200 || o.status >= 300;
 const describeOutcome = (o: Outcome) =>
-  `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms`;
+  `${new Date(o.startedAt).toISOString()} ${o.op} → ${o.status || ''}${o.error ? ` ${o.error}` : ''}${o.detail ? ` (${o.detail})` : ''} after ${o.ms} ms (request ${o.requestId})`;
 
 /** What every deploy after the contract's gives `docker stack deploy`: the limits off for the traffic. */
 const LIMITS_OFF = { AUTH_RATE_LIMIT: '0', RATE_LIMIT: '0', PUBLIC_CHANGES_PER_MINUTE: '0' };
@@ -71,12 +71,14 @@ function during(from: number, to = Date.now()) {
 const DATABASE_LOST = 'database stopped answering';
 
 /**
- * What every part logged from `from` on about `failures` (by request id), and each time one of
- * them lost its database: why a request failed, for the report.
+ * What the balancer and every part logged from `from` on about `failures` (by request id, which
+ * the traffic sends), and each time a part lost its database: why a request failed, for the report.
  */
 async function loggedSince(from: number, failures: readonly string[]): Promise<string[]> {
   const ids = failures.flatMap((f) => /\(request ([\w-]+)\)/.exec(f)?.[1] ?? []);
-  const lines = await Promise.all(PARTS.map((p) => stack.logLinesAbout(p, from, [...ids, DATABASE_LOST])));
+  const lines = await Promise.all(
+    ['balancer', ...PARTS].map((p) => stack.logLinesAbout(p, from, [...ids, DATABASE_LOST])),
+  );
   return lines.flat();
 }
 

@@ -1,9 +1,15 @@
 /** One request to the API as the traffic sends it, and its answer: status, JSON or not, body, and why it failed. */
+import { randomUUID } from 'node:crypto';
 
 export interface Answer {
   status: number;
   json: boolean;
   body: unknown;
+  /**
+   * The id the request was sent with (`x-request-id`, which the gateway keeps and passes on): what
+   * names it in every part's log, also when no answer came.
+   */
+  requestId: string;
   error?: string;
   detail?: string;
 }
@@ -15,7 +21,8 @@ export async function callApi(
   path: string,
   { method = 'GET', token, body }: { method?: string; token?: string; body?: unknown } = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = {};
+  const requestId = `traffic-${randomUUID()}`;
+  const headers: Record<string, string> = { 'x-request-id': requestId };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -27,11 +34,16 @@ export async function callApi(
     });
     const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
     const text = await res.text();
-    const answer: Answer = { status: res.status, json, body: json && text ? (JSON.parse(text) as unknown) : text };
-    // A failure says what the system said, and which request it was in the services' logs.
+    const answer: Answer = {
+      status: res.status,
+      json,
+      body: json && text ? (JSON.parse(text) as unknown) : text,
+      requestId,
+    };
+    // A failure says what the system said.
     if (res.status >= 500) {
       const said = (answer.body as { error?: unknown } | undefined)?.error;
-      answer.error = `${typeof said === 'string' ? said : 'no error message'} (request ${res.headers.get('x-request-id') ?? 'without id'})`;
+      answer.error = typeof said === 'string' ? said : 'no error message';
     }
     return answer;
   } catch (err) {
@@ -40,6 +52,7 @@ export async function callApi(
       status: 0,
       json: false,
       body: undefined,
+      requestId,
       error: name === 'TimeoutError' ? 'timeout' : 'connection failed',
       detail: errorChain(err),
     };

@@ -9,6 +9,8 @@ export interface Outcome {
   json: boolean;
   startedAt: number;
   ms: number;
+  /** The id it was sent with: what names it in the parts' logs. */
+  requestId: string;
   error?: string;
   /** When no answer came: what the client's error said (its name, message and cause), to tell a reset from a cut body. */
   detail?: string;
