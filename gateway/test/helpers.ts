@@ -6,6 +6,8 @@ import { answerEmptyLog, emptyRevocationLog, isLogRead, TEST_FRONTEND_ORIGIN, TE
 export interface GatewayProcess {
   url: string;
   child: Child;
+  /** Where its output goes: its log lines (at LOG_LEVEL, `warn` unless set). */
+  logFile: string;
   stop(): Promise<number | string | null>;
 }
 
@@ -21,6 +23,7 @@ export function everyUpstreamAt(url: string): Record<string, string> {
 export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
   const log = env.IDENTITY_URL === undefined ? await emptyRevocationLog() : undefined;
   const port = await freePort();
+  const logFile = join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`);
   const child = spawnChild({
     name: 'gateway',
     command: process.execPath,
@@ -33,7 +36,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
       ...(log ? { IDENTITY_URL: log.url } : {}),
       ...env,
     },
-    logFile: join(process.env.TEST_DATA_DIR ?? join(REPO_ROOT, '.data'), 'logs', `gateway-${port}.log`),
+    logFile,
   });
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -52,6 +55,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   return {
     url,
     child,
+    logFile,
     stop: async () => {
       const code = await child.stop();
       await log?.close();

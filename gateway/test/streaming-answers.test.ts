@@ -1,10 +1,15 @@
 /**
  * Answers stream through the gateway as the service writes them, and the upstream timeout is an
  * idle one: a long-lived answer that keeps sending (a Server-Sent Events stream) is never cut for
- * its length, while a service that falls silent still is.
+ * its length, while a service that falls silent still is. A client that leaves before its answer
+ * is whole still gets its access-log line.
  */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@cs/testkit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type GatewayProcess, spawnGateway } from './helpers';
 
@@ -43,7 +48,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  gateway = await spawnGateway({ POSTS_URL: url, UPSTREAM_TIMEOUT: `${TIMEOUT_MS}ms` });
+  gateway = await spawnGateway({ POSTS_URL: url, UPSTREAM_TIMEOUT: `${TIMEOUT_MS}ms`, LOG_LEVEL: 'info' });
 });
 afterAll(async () => {
   await gateway?.stop();
@@ -113,5 +118,62 @@ describe('answers that stream', () => {
     expect(body).toEqual({ error: 'Upstream service timed out' });
     expect(endedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(endedAfter).toBeLessThan(TIMEOUT_MS + 2000);
+  });
+});
+
+describe('the access log', () => {
+  /** The gateway's access-log line of the request sent with `requestId`, once it is written. */
+  const lineOf = (requestId: string) =>
+    eventually(`the gateway's access-log line of ${requestId}`, () =>
+      readFileSync(gateway.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(requestId))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.requestId === requestId),
+    );
+  const send = (path: string, requestId: string, signal?: AbortSignal) =>
+    fetch(`${gateway.url}${path}`, { headers: { 'x-request-id': requestId }, signal });
+  const fields = (line: Record<string, unknown> | undefined) => ({
+    method: line?.method,
+    path: line?.path,
+    status: line?.status,
+    closedEarly: line?.closedEarly,
+  });
+
+  it('when a client leaves before its answer is whole, then the gateway still logs the request: with its status if the answer had begun, and that its connection closed early', async () => {
+    const whole = `whole-${randomBytes(4).toString('hex')}`;
+    const midStream = `mid-stream-${randomBytes(4).toString('hex')}`;
+    const beforeHeaders = `before-headers-${randomBytes(4).toString('hex')}`;
+
+    // Read to its end.
+    await (await send('/api/posts', whole)).text();
+    // Left after the first event of eight.
+    const leaving = new AbortController();
+    const res = await send('/api/posts', midStream, leaving.signal);
+    await (res.body as ReadableStream<Uint8Array>).getReader().read();
+    leaving.abort();
+    // Left while the service had sent its headers to the gateway and nothing more (the gateway
+    // sends them on with the first byte of the body), well before the upstream timeout.
+    await expect(send('/api/posts?headers-only', beforeHeaders, AbortSignal.timeout(TIMEOUT_MS / 4))).rejects.toThrow();
+    await sleep(TIMEOUT_MS); // past the 504 the gateway would then have sent to nobody
+
+    expect(fields(await lineOf(whole))).toEqual({
+      method: 'GET',
+      path: '/api/posts',
+      status: 200,
+      closedEarly: undefined,
+    });
+    expect(fields(await lineOf(midStream))).toEqual({
+      method: 'GET',
+      path: '/api/posts',
+      status: 200,
+      closedEarly: true,
+    });
+    expect(fields(await lineOf(beforeHeaders))).toEqual({
+      method: 'GET',
+      path: '/api/posts',
+      status: undefined,
+      closedEarly: true,
+    });
   });
 });
