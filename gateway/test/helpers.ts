@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type Child, freePort, httpOk, REPO_ROOT, spawnChild, waitFor } from '@cs/devstack';
 import { answerEmptyLog, emptyRevocationLog, isLogRead, TEST_FRONTEND_ORIGIN, TEST_JWT_SECRET } from '@cs/testkit';
@@ -143,5 +146,37 @@ export async function echoUpstream({
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A port on which no connection ever opens, as at an address whose container is gone: a process
+ * listens there with a queue of one connection (Node takes a backlog of 0 as its default, 511),
+ * then never runs its event loop again, so it takes none; the handshakes that fill its queue come
+ * from here, and every later one goes unanswered.
+ */
+export async function unansweredPort(): Promise<{ port: number; close(): void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const server = require('node:net').createServer();
+       server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         process.stdout.write(server.address().port + '\\n');
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+       });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  const fillers = Array.from({ length: 4 }, () => connect(port, '127.0.0.1'));
+  for (const filler of fillers) filler.on('error', () => {});
+  return {
+    port,
+    close() {
+      for (const filler of fillers) filler.destroy();
+      child.kill('SIGKILL');
+    },
   };
 }

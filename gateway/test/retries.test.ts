@@ -1,12 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * What the gateway does when an upstream is restarting or has just closed a connection: requests
  * that never reached it are sent again, the ones that may have are not.
  */
 import { freePort } from '@cs/devstack';
+import { CONNECT_TIMED_OUT } from '@cs/errors';
 import { newUserId, tokenFor } from '@cs/testkit';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { echoUpstream, type GatewayProcess, spawnGateway } from './helpers';
+import { CONNECT_TIMEOUT_MS } from '../src/upstream/connection-pool';
+import { echoUpstream, type GatewayProcess, spawnGateway, unansweredPort } from './helpers';
 
 const auth = { authorization: `Bearer ${tokenFor(newUserId())}`, 'content-type': 'application/json' };
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -80,6 +83,33 @@ describe('retries at the gateway', () => {
     const next = await fetch(`${gateway.url}/api/posts`);
     expect(next.status).toBe(502);
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('when no connection to the upstream ever opens (its handshakes unanswered), then each is given up within its bound and tried again, and a POST and a GET get 502 JSON once the window is over, never a hang', async () => {
+    const unanswered = await unansweredPort();
+    cleanup.push(async () => unanswered.close());
+    const gateway = await gatewayTo(`http://127.0.0.1:${unanswered.port}`, { UPSTREAM_RETRY_WINDOW: '3s' });
+
+    for (const method of ['POST', 'GET']) {
+      const started = Date.now();
+      const res = await fetch(`${gateway.url}/api/posts`, {
+        method,
+        headers: auth,
+        body: method === 'POST' ? JSON.stringify({ title: 'sent where nothing answers' }) : undefined,
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect([method, res.status, await res.json()]).toEqual([method, 502, { error: 'Upstream service unavailable' }]);
+      // Within the window and the attempt under way when it ended.
+      const ms = Date.now() - started;
+      expect([method, ms < 3000 + CONNECT_TIMEOUT_MS + 1500]).toEqual([method, true]);
+    }
+    // The first request was tried again after its first connection was given up.
+    const failures = readFileSync(gateway.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('upstream failed'))
+      .map((l) => JSON.parse(l) as { code?: string; attempts?: number });
+    expect(failures[0]?.code).toBe(CONNECT_TIMED_OUT);
+    expect(failures[0]?.attempts).toBeGreaterThanOrEqual(2);
   });
 
   it('when a kept-alive connection is reset before any answer, then a GET is sent again, and a POST, which could not be, never rides one', async () => {

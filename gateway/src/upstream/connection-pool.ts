@@ -1,4 +1,6 @@
 /**
+ * The connections to a service: each must open within CONNECT_TIMEOUT_MS, whatever the agent.
+ *
  * One keep-alive pool of connections per upstream. Idle sockets are retired after 4 s, long
  * before the services' announced keep-alive timeout (`Keep-Alive: timeout=30`,
  * SERVICE_KEEP_ALIVE_TIMEOUT_MS), so we never write a request onto a socket the service is
@@ -7,8 +9,10 @@
  * socket that has carried REQUESTS_PER_CONNECTION requests is closed by us when it comes back to
  * the pool (`keepSocketAlive`, Node's hook for that), while nothing is being written onto it.
  */
-import { Agent } from 'node:http';
+import { Agent, type ClientRequestArgs } from 'node:http';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { CONNECT_TIMED_OUT } from '@cs/errors';
 import { nextReplicaFirst } from './replica-rotation';
 
 /**
@@ -38,7 +42,38 @@ export function upstreamSocketsMax(): number {
   return streamPools > 0 ? Number.POSITIVE_INFINITY : pools * UPSTREAM_MAX_SOCKETS;
 }
 
-class RetiringAgent extends Agent {
+/**
+ * How long a new connection to a service may take to open. On the services' network one opens in
+ * well under a millisecond, or is refused at once; one whose handshake goes unanswered (an
+ * address still in DNS whose container is gone, a replica whose queue of new connections is full)
+ * would wait for the kernel's own bound, about two minutes: Node's request timeout starts only
+ * once the socket is connected. Past this bound the connection is given up with nothing sent on
+ * it, and the request goes again to the next replica (retry-policy.ts), whatever its method.
+ * HAProxy's bound in front of the gateways (`timeout connect`, ops/haproxy/haproxy.cfg) is the same.
+ */
+export const CONNECT_TIMEOUT_MS = 2_000;
+
+/** An agent whose every new connection must open within CONNECT_TIMEOUT_MS. */
+class ServiceAgent extends Agent {
+  override createConnection(
+    options: ClientRequestArgs,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
+    const socket = super.createConnection(options, callback);
+    if (socket instanceof Socket && socket.connecting) {
+      const target = `${options.host ?? options.hostname}:${options.port}`;
+      const timer = setTimeout(() => {
+        const message = `connection to ${target} did not open within ${CONNECT_TIMEOUT_MS} ms`;
+        socket.destroy(Object.assign(new Error(message), { code: CONNECT_TIMED_OUT }));
+      }, CONNECT_TIMEOUT_MS);
+      const opened = () => clearTimeout(timer);
+      socket.once('connect', opened).once('close', opened);
+    }
+    return socket;
+  }
+}
+
+class RetiringAgent extends ServiceAgent {
   private readonly uses = new WeakMap<Duplex, number>();
 
   /** False: Node destroys the socket instead of pooling it. */
@@ -62,7 +97,7 @@ class RetiringAgent extends Agent {
  */
 export function connectionPerRequest(): Agent {
   pools += 1;
-  return new Agent({ keepAlive: false, maxSockets: UPSTREAM_MAX_SOCKETS, lookup: nextReplicaFirst });
+  return new ServiceAgent({ keepAlive: false, maxSockets: UPSTREAM_MAX_SOCKETS, lookup: nextReplicaFirst });
 }
 
 export function connectionPool(): Agent {
@@ -86,5 +121,5 @@ export function connectionPool(): Agent {
  */
 export function streamPool(): Agent {
   streamPools += 1;
-  return new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY, lookup: nextReplicaFirst });
+  return new ServiceAgent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY, lookup: nextReplicaFirst });
 }

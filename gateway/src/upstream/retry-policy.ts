@@ -1,10 +1,11 @@
 /**
  * Which failed attempts are sent again, and when. A request that never reached the service
- * (`notDelivered`: it is restarting or being replaced) is sent again within the upstream's retry
- * window (@cs/lifecycle), for every method, since its body is held (request-body.ts). A
- * connection reset before any answer is sent again once, at once, for idempotent methods only: a
- * kept-alive socket the service was closing, or a new one still queued when a replica closed its
- * listener to drain. Nothing else is retried.
+ * (`notDelivered`: it is restarting or being replaced, or the connection did not open within its
+ * bound, connection-pool.ts) is sent again within the upstream's retry window (@cs/lifecycle),
+ * for every method, since its body is held (request-body.ts). A connection reset before any
+ * answer is sent again once, at once, for idempotent methods only: a kept-alive socket the
+ * service was closing, or a new one still queued when a replica closed its listener to drain.
+ * Nothing else is retried.
  */
 import { notDelivered } from '@cs/errors';
 import type { RetryWindow } from '@cs/lifecycle';

@@ -93,11 +93,26 @@ export function isUnavailable(err: unknown): boolean {
 }
 
 /**
- * Codes of a connection that never delivered a request: nothing listens at the address (a
- * process restarting), the name resolves to nothing, or the address is gone (a container being
- * replaced). Resending such a request is safe whatever its method.
+ * The code of a connection given up because it did not open within its bound (the gateway's to a
+ * service): its handshake went unanswered, so nothing was sent on it.
  */
-const NOT_DELIVERED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const CONNECT_TIMED_OUT = 'ETIMEDOUT_CONNECT';
+
+/**
+ * Codes of a connection that never delivered a request: nothing listens at the address (a
+ * process restarting), the name resolves to nothing, the address is gone (a container being
+ * replaced), or the connection never opened within its bound (ours, or undici's for fetch).
+ * Resending such a request is safe whatever its method.
+ */
+const NOT_DELIVERED_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  CONNECT_TIMED_OUT,
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** True when a call failed before its request reached the other side (see above). Follows `cause`. */
 export function notDelivered(err: unknown): boolean {
