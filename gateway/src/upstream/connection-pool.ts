@@ -86,20 +86,6 @@ class RetiringAgent extends ServiceAgent {
   }
 }
 
-/**
- * A connection of its own for each request that may not be sent again (POST, PATCH): never a pooled
- * one. A pooled connection may be dead without the gateway knowing yet: its replica was killed,
- * and the close is in flight or not yet read by this event loop. A request that cannot be resent,
- * written onto it, is reset, and the gateway cannot tell whether the replica acted on it (a 502).
- * A new connection to a dead replica is refused instead, which is safe to send again to another
- * (retry-policy.ts). HAProxy's `http-reuse safe` keeps such requests off reused connections for
- * the same reason. Bounded as a pool is; the connection closes after its answer.
- */
-export function connectionPerRequest(): Agent {
-  pools += 1;
-  return new ServiceAgent({ keepAlive: false, maxSockets: UPSTREAM_MAX_SOCKETS, lookup: nextReplicaFirst });
-}
-
 export function connectionPool(): Agent {
   pools += 1;
   return new RetiringAgent({

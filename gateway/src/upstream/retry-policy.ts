@@ -13,11 +13,6 @@ import type { RetryWindow } from '@cs/lifecycle';
 /** Methods whose repetition changes nothing more than the first time (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
-/** Whether a request may be sent again after a reset: its method is idempotent. */
-export function mayResend(method: string): boolean {
-  return IDEMPOTENT.has(method);
-}
-
 export interface FailedAttempt {
   method: string;
   /** Which attempt failed, from 1. */
@@ -34,5 +29,5 @@ export function retryDelay(
 ): number | undefined {
   if (notDelivered(error)) return window.nextDelay(attempt, firstAt);
   const reset = error.code === 'ECONNRESET' || error.code === 'EPIPE';
-  return reset && attempt === 1 && mayResend(method) ? 0 : undefined;
+  return reset && attempt === 1 && IDEMPOTENT.has(method) ? 0 : undefined;
 }

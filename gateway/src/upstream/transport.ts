@@ -3,22 +3,19 @@
  * and the answer back. The proxy above it (upstream-proxy.ts) writes once what every hop needs:
  * timeouts, errors, logs, metrics and the rules on the answer's headers.
  * - Over the network: an `http.Agent`, a keep-alive connection pool per service, each new
- *   connection to the next replica (connection-pool.ts, replica-rotation.ts); and for requests
- *   that may not be sent again, a connection of their own each.
+ *   connection to the next replica (connection-pool.ts, replica-rotation.ts).
  * - In the same process (the one-process mode): the service's own request handler, given by the
  *   process (`HostedServices`, @cs/lifecycle), which answers on the client's response itself.
  */
 import type { Agent, RequestListener } from 'node:http';
 import type { ServiceReach } from '@cs/lifecycle';
-import { connectionPerRequest, connectionPool, streamPool } from './connection-pool';
+import { connectionPool, streamPool } from './connection-pool';
 
 export interface SocketTransport {
   /** The service's base URL: where requests go, and what spans name. */
   readonly target: string;
   /** Makes, pools and retires the connections to the service. */
   readonly agent: Agent;
-  /** A connection of its own for each request that may not be sent again (connectionPerRequest). */
-  readonly unpooled: Agent;
 }
 
 export interface InProcessTransport {
@@ -37,9 +34,5 @@ export type Transport = SocketTransport | InProcessTransport;
 export function transportTo(target: string, reach: ServiceReach, { streams }: { streams: boolean }): Transport {
   const handler = reach.handlerFor(target);
   if (handler) return { target, handler };
-  if (streams) {
-    const agent = streamPool();
-    return { target, agent, unpooled: agent };
-  }
-  return { target, agent: connectionPool(), unpooled: connectionPerRequest() };
+  return { target, agent: streams ? streamPool() : connectionPool() };
 }

@@ -14,7 +14,7 @@
  * forwarding begins. http-proxy-middleware's events name the request only, so each proxy finds a
  * request's state by it, in a map of its own that holds it while the request lives.
  */
-import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { createRetryWindow } from '@cs/lifecycle';
 import type { Logger } from '@cs/log';
@@ -27,7 +27,7 @@ import { startAttemptSpan } from './attempt-span';
 import { failForwarding, failureStatus, silentFor } from './error-mapping';
 import type { Forwarding, UpstreamProxy } from './forwarding';
 import { inProcessHop } from './in-process-hop';
-import { mayResend, retryDelay } from './retry-policy';
+import { retryDelay } from './retry-policy';
 import type { SocketTransport, Transport } from './transport';
 
 export interface ProxyOptions {
@@ -78,89 +78,78 @@ function overSockets({
   const requests = new WeakMap<IncomingMessage, Attempts>();
   const retryWindow = createRetryWindow(retryWindowMs);
 
-  /** A proxy over `agent`; the attempts of one request all go through the same one. */
-  const proxyOver = (agent: Agent) =>
-    createProxyMiddleware<IncomingMessage, ServerResponse>({
-      target: transport.target,
-      agent,
-      changeOrigin: false,
-      xfwd: false,
-      on: {
-        proxyReq(proxyReq, req) {
-          const state = requests.get(req);
-          if (state) state.span = startAttemptSpan(proxyReq, transport.target, req.method ?? 'GET', state.context);
-          proxyReq.setTimeout(timeoutMs, () => proxyReq.destroy(silentFor(name, timeoutMs)));
-          if (state?.body) proxyReq.write(state.body);
-        },
-        proxyRes(proxyRes, req) {
-          retryWindow.reached();
-          const state = requests.get(req);
-          const span = state?.span;
-          if (span) proxyRes.once('close', () => span.end(proxyRes.statusCode ?? 0));
-          // Headers are copied to the client's answer after this event.
-          const headers = proxyRes.headers;
-          applyAnswerRules(
-            {
-              set: (header, value) => {
-                headers[header] = value;
-              },
-              remove: (header) => {
-                delete headers[header];
-              },
-            },
-            { isPrivate: state?.private === true, serverTiming },
-          );
-          if (state) state.answerHeaders = Object.keys(proxyRes.headers);
-        },
-        error(err, req, res) {
-          const error = err as NodeJS.ErrnoException;
-          const state = requests.get(req);
-          state?.span?.end(error);
-          if (!('setHeader' in res)) return (res as Socket).destroy();
-          // (The request stream itself is destroyed once read; the client is gone when its socket is.)
-          const answered = state?.answerHeaders !== undefined;
-          const clientWaits = !answered && !res.headersSent && !res.destroyed && !req.socket.destroyed;
-          const delay =
-            state && clientWaits
-              ? retryDelay(retryWindow, {
-                  method: req.method ?? '',
-                  attempt: state.count,
-                  firstAt: state.firstAt,
-                  error,
-                })
-              : undefined;
-          if (state && delay !== undefined) {
-            state.count += 1;
-            upstreamRetries.inc({ upstream: name });
-            // Each attempt adds the proxy's listeners to the client's response until it ends; a
-            // request retried through a long window (about 30 attempts in 10 s) is not a leak.
-            if (state.count >= 8) res.setMaxListeners(Math.max(res.getMaxListeners(), state.count + 8));
-            logger.debug(
-              { upstream: name, code: error.code, attempt: state.count, requestId: req.headers['x-request-id'] },
-              'retrying',
-            );
-            setTimeout(() => void proxyFor(req)(req, res, () => {}), delay);
-            return;
-          }
-          // The service's headers, copied before its first byte, are not part of our failure.
-          if (!res.headersSent) for (const header of state?.answerHeaders ?? []) res.removeHeader(header);
-          failForwarding(logger, {
-            name,
-            req,
-            res,
-            status: failureStatus(error),
-            details: { code: error.code, attempts: state?.count },
-          });
-        },
+  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
+    target: transport.target,
+    agent: transport.agent,
+    changeOrigin: false,
+    xfwd: false,
+    on: {
+      proxyReq(proxyReq, req) {
+        const state = requests.get(req);
+        if (state) state.span = startAttemptSpan(proxyReq, transport.target, req.method ?? 'GET', state.context);
+        proxyReq.setTimeout(timeoutMs, () => proxyReq.destroy(silentFor(name, timeoutMs)));
+        if (state?.body) proxyReq.write(state.body);
       },
-    });
-  // Requests that may not be sent again never ride a pooled connection (connectionPerRequest).
-  const pooled = proxyOver(transport.agent);
-  const unpooled = proxyOver(transport.unpooled);
-  const proxyFor = (req: IncomingMessage) => (mayResend(req.method ?? 'GET') ? pooled : unpooled);
+      proxyRes(proxyRes, req) {
+        retryWindow.reached();
+        const state = requests.get(req);
+        const span = state?.span;
+        if (span) proxyRes.once('close', () => span.end(proxyRes.statusCode ?? 0));
+        // Headers are copied to the client's answer after this event.
+        const headers = proxyRes.headers;
+        applyAnswerRules(
+          {
+            set: (header, value) => {
+              headers[header] = value;
+            },
+            remove: (header) => {
+              delete headers[header];
+            },
+          },
+          { isPrivate: state?.private === true, serverTiming },
+        );
+        if (state) state.answerHeaders = Object.keys(proxyRes.headers);
+      },
+      error(err, req, res) {
+        const error = err as NodeJS.ErrnoException;
+        const state = requests.get(req);
+        state?.span?.end(error);
+        if (!('setHeader' in res)) return (res as Socket).destroy();
+        // (The request stream itself is destroyed once read; the client is gone when its socket is.)
+        const answered = state?.answerHeaders !== undefined;
+        const clientWaits = !answered && !res.headersSent && !res.destroyed && !req.socket.destroyed;
+        const delay =
+          state && clientWaits
+            ? retryDelay(retryWindow, { method: req.method ?? '', attempt: state.count, firstAt: state.firstAt, error })
+            : undefined;
+        if (state && delay !== undefined) {
+          state.count += 1;
+          upstreamRetries.inc({ upstream: name });
+          // Each attempt adds the proxy's listeners to the client's response until it ends; a
+          // request retried through a long window (about 30 attempts in 10 s) is not a leak.
+          if (state.count >= 8) res.setMaxListeners(Math.max(res.getMaxListeners(), state.count + 8));
+          logger.debug(
+            { upstream: name, code: error.code, attempt: state.count, requestId: req.headers['x-request-id'] },
+            'retrying',
+          );
+          setTimeout(() => void proxy(req, res, () => {}), delay);
+          return;
+        }
+        // The service's headers, copied before its first byte, are not part of our failure.
+        if (!res.headersSent) for (const header of state?.answerHeaders ?? []) res.removeHeader(header);
+        failForwarding(logger, {
+          name,
+          req,
+          res,
+          status: failureStatus(error),
+          details: { code: error.code, attempts: state?.count },
+        });
+      },
+    },
+  });
 
   return (req, res, forwarding) => {
     requests.set(req, { ...forwarding, count: 1, firstAt: Date.now(), context: context.active() });
-    void proxyFor(req)(req, res, () => {});
+    void proxy(req, res, () => {});
   };
 }
